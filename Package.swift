@@ -8,9 +8,18 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "CacheTiers", targets: ["CacheTiers"]),
+        .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
+        .executable(name: "cache-tool", targets: ["cache-tool"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
     ],
-    dependencies: [],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+    ],
     targets: [
         .systemLibrary(
             name: "CLZ4",
@@ -19,20 +28,58 @@ let package = Package(
         ),
         .target(
             name: "CacheTiers",
-            dependencies: ["CLZ4"]
+            dependencies: [
+                "CLZ4",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "HTTPCaching",
+            dependencies: [
+                "CacheTiers",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "CacheTestSupport",
             dependencies: []
         ),
         .executableTarget(
+            name: "cache-tool",
+            dependencies: [
+                "CacheTiers",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
             name: "Benchmarks",
-            dependencies: ["CacheTiers", "CLZ4", "CacheTestSupport"],
+            dependencies: ["CacheTiers", "HTTPCaching", "CLZ4", "CacheTestSupport"],
             path: "Benchmarks"
+        ),
+        // A child process for the crash tests: writes to a disk tier until it is killed.
+        .executableTarget(
+            name: "CrashWriter",
+            dependencies: ["CacheTiers", "CacheTestSupport"],
+            path: "Tests/CrashWriter"
         ),
         .testTarget(
             name: "CacheTiersTests",
-            dependencies: ["CacheTiers", "CacheTestSupport"]
+            dependencies: [
+                "CacheTiers", "CacheTestSupport",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "HTTPCachingTests",
+            dependencies: [
+                "HTTPCaching", "CacheTiers", "CacheTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
