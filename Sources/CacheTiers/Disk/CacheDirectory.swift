@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A cache directory and its lock: one directory, one owner.
+///
+/// The lock is `flock(LOCK_EX | LOCK_NB)` on the file `lock`. flock locks belong to an open file
+/// description, so a second opener is refused whether it is another process or another instance
+/// in this one. The lock goes away with the process, so a crash never leaves a stale lock.
+package struct CacheDirectory {
+    package let path: FilePath
+    private let lockFile: CacheFile?
+
+    package static let lockFileName = "lock"
+    package static let snapshotFileName = "index.lcx"
+    package static let segmentPrefix = "segment-"
+    package static let segmentSuffix = ".lcs"
+
+    /// Creates the directory (mode 0700) if needed and takes its lock.
+    /// - Parameter lock: false for read-only inspection (`cache-tool verify`), which takes no lock.
+    /// - Throws: ``CacheError/Code/directoryLocked`` when another owner holds it.
+    package init(path: FilePath, lock: Bool = true) throws {
+        self.path = path
+        try Self.createDirectory(path)
+        guard lock else {
+            lockFile = nil
+            return
+        }
+        let file = try CacheFile.open(path.appending(Self.lockFileName), create: true)
+        guard flock(file.descriptor.rawValue, LOCK_EX | LOCK_NB) == 0 else {
+            let error = Errno(rawValue: errno)
+            file.close()
+            if error == .wouldBlock || error == .resourceTemporarilyUnavailable {
+                throw CacheError(
+                    code: .directoryLocked,
+                    message: "\(path) is in use by another process or another cache instance in this one"
+                )
+            }
+            throw CacheFile.error(error, "lock \(path)")
+        }
+        lockFile = file
+    }
+
+    /// Releases the lock.
+    package func unlock() {
+        lockFile?.close()
+    }
+
+    /// The file name of segment `sequence`.
+    package static func segmentFileName(_ sequence: UInt32) -> String {
+        let digits = String(sequence)
+        return segmentPrefix + String(repeating: "0", count: max(0, 10 - digits.count)) + digits + segmentSuffix
+    }
+
+    package func segmentPath(_ sequence: UInt32) -> FilePath {
+        path.appending(Self.segmentFileName(sequence))
+    }
+
+    package var snapshotPath: FilePath { path.appending(Self.snapshotFileName) }
+
+    /// The sequence numbers of the segment files present, ascending.
+    package func segmentSequences() throws -> [UInt32] {
+        try Self.list(path).compactMap { name in
+            guard name.hasPrefix(Self.segmentPrefix), name.hasSuffix(Self.segmentSuffix) else { return nil }
+            let digits = name.dropFirst(Self.segmentPrefix.count).dropLast(Self.segmentSuffix.count)
+            guard digits.count == 10, digits.allSatisfy(\.isASCII) else { return nil }
+            return UInt32(digits)
+        }.sorted()
+    }
+
+    /// Removes a file; a file that is already gone is fine.
+    package func remove(_ file: FilePath) throws {
+        let result = file.withPlatformString { unlink($0) }
+        if result != 0 {
+            let error = Errno(rawValue: errno)
+            guard error == .noSuchFileOrDirectory else { throw CacheFile.error(error, "remove \(file)") }
+        }
+    }
+
+    /// Atomically replaces `destination` with `source`.
+    package func rename(_ source: FilePath, to destination: FilePath) throws {
+        let result = source.withPlatformString { from in destination.withPlatformString { to in systemRename(from, to) }
+        }
+        guard result == 0 else { throw CacheFile.error(Errno(rawValue: errno), "rename \(source) to \(destination)") }
+    }
+
+    /// Flushes the directory entry changes (creations, renames, removals) to stable storage.
+    package func sync() {
+        guard let directory = try? CacheFile.open(path, create: false, readOnly: true) else { return }
+        _ = fsync(directory.descriptor.rawValue)
+        directory.close()
+    }
+
+    // MARK: Helpers
+
+    private static func createDirectory(_ path: FilePath) throws {
+        var prefix = FilePath(root: path.root)
+        for component in path.components {
+            prefix.append(component)
+            let result = prefix.withPlatformString { mkdir($0, 0o700) }
+            if result != 0 {
+                let error = Errno(rawValue: errno)
+                guard error == .fileExists else { throw CacheFile.error(error, "create directory \(prefix)") }
+            }
+        }
+    }
+
+    private static func list(_ path: FilePath) throws -> [String] {
+        guard let stream = path.withPlatformString({ opendir($0) }) else {
+            throw CacheFile.error(Errno(rawValue: errno), "list \(path)")
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}
+
+/// `rename(2)`, under a name that the method above does not shadow.
+private func systemRename(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> Int32 {
+    rename(from, to)
+}

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Logging
+
+extension DiskStore {
+    /// Retires the oldest segments while the store is over capacity. Entries read since they were
+    /// written get a second chance (re-appended), within half of the retired segment's size so that
+    /// each retirement frees space.
+    func enforceCapacity() throws {
+        while totalBytes > configuration.capacityBytes, order.count > 1 {
+            try retireOldest()
+        }
+    }
+
+    private func retireOldest() throws {
+        let sequence = order[0]
+        guard sequence != activeSequence, let segment = segments[sequence] else { return }
+        let entries = index.filter { $0.segment == sequence }.sorted { $0.offset < $1.offset }
+        var budget = segment.size / 2
+        var appendFailed = false
+        for entry in entries {
+            if entry.accessed, !appendFailed, entry.length <= budget, let record = readVerifiedRecord(entry) {
+                do {
+                    try move(entry, record: record, keepAccess: false)
+                    budget -= entry.length
+                    statistics.secondChances += 1
+                    continue
+                } catch {
+                    appendFailed = true
+                }
+            }
+            if let removed = index.remove(entry.digest) {
+                segments[removed.segment]?.liveBytes -= removed.length
+                statistics.evictions += 1
+            }
+        }
+        try deleteSegment(sequence)
+    }
+
+    /// Appends `record` (the bytes of `entry`) again and points the index at the copy.
+    private func move(_ entry: IndexEntry, record: [UInt8], keepAccess: Bool) throws {
+        let location = try append(record)
+        var moved = IndexEntry(
+            digest: entry.digest,
+            segment: location.segment,
+            offset: UInt32(location.offset),
+            length: entry.length,
+            storedAtSeconds: entry.storedAtSeconds
+        )
+        moved.accessed = keepAccess && entry.accessed
+        if let old = index.update(moved) {
+            segments[old.segment]?.liveBytes -= old.length
+        }
+        segments[location.segment]?.liveBytes += entry.length
+    }
+
+    /// Compacts every closed segment whose live bytes are below `threshold` of its size: its live
+    /// records (and, unless it is the oldest segment, its tombstones) are appended again and the
+    /// segment is deleted.
+    /// - Returns: the number of segments compacted.
+    @discardableResult
+    package func compact(threshold: Double? = nil) throws -> Int {
+        try checkOpen()
+        let threshold = threshold ?? configuration.compactionThreshold
+        var compacted = 0
+        for sequence in order.dropLast() {
+            guard let segment = segments[sequence] else { continue }
+            let payload = max(1, segment.size - Self.segmentHeaderSize)
+            guard Double(segment.liveBytes) / Double(payload) < threshold else { continue }
+            try compactSegment(sequence, isOldest: sequence == order.first)
+            compacted += 1
+        }
+        statistics.compactedSegments += compacted
+        return compacted
+    }
+
+    private func compactSegment(_ sequence: UInt32, isOldest: Bool) throws {
+        guard let segment = segments[sequence] else { return }
+        let length = segment.size - Self.segmentHeaderSize
+        if length > 0, let bytes = try segment.file.read(count: length, at: Int64(Self.segmentHeaderSize)) {
+            var copies: [(IndexEntry?, [UInt8])] = []
+            _ = bytes.withUnsafeBytes { bytes in
+                RecordScanner.scan(bytes) { header, record, offset in
+                    if header.flags.contains(.tombstone) {
+                        // An older segment may still hold a value this tombstone removes.
+                        if !isOldest { copies.append((nil, [UInt8](record))) }
+                        return
+                    }
+                    guard !header.flags.contains(.clear) else { return }
+                    let key = UnsafeRawBufferPointer(
+                        rebasing: record[RecordFormat.headerSize..<(RecordFormat.headerSize + header.keyLength)]
+                    )
+                    let digest = KeyDigest.digest(of: key)
+                    if let entry = index[digest], entry.segment == sequence,
+                        Int(entry.offset) == Self.segmentHeaderSize + offset
+                    {
+                        copies.append((entry, [UInt8](record)))
+                    }
+                }
+            }
+            for (entry, record) in copies {
+                if let entry {
+                    try move(entry, record: record, keepAccess: true)
+                } else {
+                    _ = try append(record)
+                }
+            }
+        }
+        try deleteSegment(sequence)
+    }
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Logging
+
+/// What opening a directory found and did.
+package struct RecoveryReport: Hashable, Sendable {
+    /// Whether a valid index snapshot was loaded.
+    package var usedSnapshot = false
+    package var snapshotEntries = 0
+    package var replayedRecords = 0
+    package var replayedBytes = 0
+    /// Damaged regions skipped inside segments.
+    package var corruptRegions = 0
+    /// Bytes cut from segment tails (torn writes).
+    package var truncatedBytes = 0
+    package var duration: Duration = .zero
+}
+
+extension DiskStore {
+    /// Opens the segments, loads the snapshot, replays what follows it and cuts torn tails.
+    func recover() throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        for sequence in try directory.segmentSequences() {
+            let file = try CacheFile.open(directory.segmentPath(sequence), create: false, faults: configuration.faults)
+            segments[sequence] = Segment(sequence: sequence, file: file, size: Int(try file.size()), liveBytes: 0)
+            order.append(sequence)
+        }
+
+        var replayFrom: (sequence: UInt32, offset: Int)? = order.first.map { ($0, Self.segmentHeaderSize) }
+        if let snapshot = loadSnapshot() {
+            index = DiskIndex(minimumCapacity: snapshot.entries.count)
+            for entry in snapshot.entries {
+                guard let segment = segments[entry.segment], Int(entry.offset) + entry.length <= segment.size else {
+                    continue
+                }
+                index.update(entry)
+            }
+            recovery.usedSnapshot = true
+            recovery.snapshotEntries = index.count
+            if segments[snapshot.coveredSegment] != nil {
+                replayFrom = (snapshot.coveredSegment, snapshot.coveredOffset)
+            } else {
+                replayFrom = order.first { $0 > snapshot.coveredSegment }.map { ($0, Self.segmentHeaderSize) }
+            }
+        }
+
+        var clearedBefore: UInt32?
+        if let replayFrom {
+            for sequence in order where sequence >= replayFrom.sequence {
+                let offset = sequence == replayFrom.sequence ? replayFrom.offset : Self.segmentHeaderSize
+                if try replay(sequence, from: offset) {
+                    clearedBefore = sequence
+                }
+            }
+        }
+        if let clearedBefore {
+            for sequence in order where sequence < clearedBefore {
+                try deleteSegment(sequence)
+            }
+        }
+        recomputeLiveBytes()
+        if let snapshotSize = try? CacheFile.open(directory.snapshotPath, create: false, readOnly: true) {
+            snapshotBytes = Int((try? snapshotSize.size()) ?? 0)
+            snapshotSize.close()
+        }
+        if order.isEmpty {
+            try createSegment(1)
+        } else if let active = segments[activeSequence], active.size >= configuration.effectiveSegmentBytes {
+            try rotate()
+        }
+        recovery.duration = clock.now - start
+        logger.info(
+            "disk tier opened",
+            metadata: [
+                "directory": "\(configuration.directory)", "entries": "\(index.count)",
+                "snapshot": "\(recovery.usedSnapshot)", "replayedRecords": "\(recovery.replayedRecords)",
+                "corruptRegions": "\(recovery.corruptRegions)", "truncatedBytes": "\(recovery.truncatedBytes)",
+                "duration": "\(recovery.duration)",
+            ]
+        )
+    }
+
+    /// Replays segment `sequence` from `start`, applying each valid record to the index and cutting
+    /// the segment after its last valid record.
+    /// - Returns: whether the segment holds a clear marker (everything before it is void).
+    private func replay(_ sequence: UInt32, from start: Int) throws -> Bool {
+        guard let segment = segments[sequence] else { return false }
+        if segment.size < Self.segmentHeaderSize {
+            // A crash while the segment was created: start it again.
+            try segment.file.truncate(to: 0)
+            try rewriteSegmentHeader(segment)
+            segments[sequence]?.size = Self.segmentHeaderSize
+            return false
+        }
+        let length = segment.size - start
+        guard length > 0, let bytes = try segment.file.read(count: length, at: Int64(start)) else { return false }
+        var sawClear = false
+        let result = bytes.withUnsafeBytes { bytes in
+            RecordScanner.scan(bytes) { header, record, offset in
+                if apply(header, record, segment: sequence, offset: start + offset) { sawClear = true }
+            }
+        }
+        recovery.replayedRecords += result.validRecords
+        recovery.replayedBytes += result.validEnd
+        recovery.corruptRegions += result.corruptRegions
+        if result.corruptRegions > 0 {
+            statistics.corruptRecords += result.corruptRegions
+            logger.warning(
+                "corrupt regions skipped during recovery",
+                metadata: ["segment": "\(sequence)", "regions": "\(result.corruptRegions)"]
+            )
+        }
+        if result.damagedTail {
+            let validEnd = start + result.validEnd
+            recovery.truncatedBytes += segment.size - validEnd
+            logger.notice(
+                "cutting a torn segment tail",
+                metadata: ["segment": "\(sequence)", "offset": "\(validEnd)", "bytes": "\(segment.size - validEnd)"]
+            )
+            try segment.file.truncate(to: Int64(validEnd))
+            segments[sequence]?.size = validEnd
+        }
+        return sawClear
+    }
+
+    /// Applies one valid record to the index. Returns true for a clear marker.
+    private func apply(_ header: RecordHeader, _ record: UnsafeRawBufferPointer, segment: UInt32, offset: Int) -> Bool {
+        if header.flags.contains(.clear) {
+            index.removeAll()
+            return true
+        }
+        if header.flags.contains(.tombstone) {
+            index.remove(RecordFormat.tombstoneDigest(record))
+            return false
+        }
+        let key = UnsafeRawBufferPointer(
+            rebasing: record[RecordFormat.headerSize..<(RecordFormat.headerSize + header.keyLength)]
+        )
+        index.update(
+            IndexEntry(
+                digest: KeyDigest.digest(of: key),
+                segment: segment,
+                offset: UInt32(offset),
+                length: header.recordLength,
+                storedAtSeconds: IndexEntry.seconds(fromMillis: header.storedAtMillis)
+            )
+        )
+        return false
+    }
+
+    private func rewriteSegmentHeader(_ segment: Segment) throws {
+        var header = [UInt8](repeating: 0, count: Self.segmentHeaderSize)
+        header.withUnsafeMutableBytes { bytes in
+            bytes.storeBytes(of: Self.segmentMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
+            bytes.storeBytes(of: UInt32(1).littleEndian, toByteOffset: 4, as: UInt32.self)
+            bytes.storeBytes(of: segment.sequence.littleEndian, toByteOffset: 8, as: UInt32.self)
+        }
+        try header.withUnsafeBytes { try segment.file.write($0, at: 0) }
+    }
+
+    func recomputeLiveBytes() {
+        for sequence in order { segments[sequence]?.liveBytes = 0 }
+        index.forEach { entry in segments[entry.segment]?.liveBytes += entry.length }
+    }
+}

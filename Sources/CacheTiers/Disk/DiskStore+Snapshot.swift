@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Logging
+import SystemPackage
+
+/// The index snapshot file, `index.lcx` (little-endian; see docs/disk-format.md):
+///
+/// ```
+/// header, 40 bytes:  magic "LCIX" | version u32 (1) | entry count u64 | covered segment u32 |
+///                    covered offset u32 | written at ms i64 | reserved u64
+/// entries, 24 bytes: digest u64 | segment u32 | offset u32 | record length u32 | stored at s u32
+/// trailer, 8 bytes:  CRC-32C of everything before it u32 | magic "LCIE"
+/// ```
+/// "Covered" is the log position the snapshot reflects: every record before it. Opening loads the
+/// snapshot and replays only what follows.
+enum SnapshotFormat {
+    static let magic: UInt32 = 0x5849_434C  // "LCIX"
+    static let endMagic: UInt32 = 0x4549_434C  // "LCIE"
+    static let version: UInt32 = 1
+    static let headerSize = 40
+    static let entrySize = 24
+    static let trailerSize = 8
+
+    struct Snapshot {
+        var entries: [IndexEntry]
+        var coveredSegment: UInt32
+        var coveredOffset: Int
+    }
+
+    static func encode(index: DiskIndex, coveredSegment: UInt32, coveredOffset: Int, writtenAtMillis: Int64) -> [UInt8]
+    {
+        let length = headerSize + index.count * entrySize + trailerSize
+        return [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
+            let bytes = UnsafeMutableRawBufferPointer(buffer)
+            bytes.storeBytes(of: magic.littleEndian, toByteOffset: 0, as: UInt32.self)
+            bytes.storeBytes(of: version.littleEndian, toByteOffset: 4, as: UInt32.self)
+            bytes.storeBytes(of: UInt64(index.count).littleEndian, toByteOffset: 8, as: UInt64.self)
+            bytes.storeBytes(of: coveredSegment.littleEndian, toByteOffset: 16, as: UInt32.self)
+            bytes.storeBytes(of: UInt32(coveredOffset).littleEndian, toByteOffset: 20, as: UInt32.self)
+            bytes.storeBytes(of: writtenAtMillis.littleEndian, toByteOffset: 24, as: Int64.self)
+            bytes.storeBytes(of: UInt64(0), toByteOffset: 32, as: UInt64.self)
+            var position = headerSize
+            index.forEach { entry in
+                bytes.storeBytes(of: entry.digest.littleEndian, toByteOffset: position, as: UInt64.self)
+                bytes.storeBytes(of: entry.segment.littleEndian, toByteOffset: position + 8, as: UInt32.self)
+                bytes.storeBytes(of: entry.offset.littleEndian, toByteOffset: position + 12, as: UInt32.self)
+                bytes.storeBytes(of: UInt32(entry.length).littleEndian, toByteOffset: position + 16, as: UInt32.self)
+                bytes.storeBytes(of: entry.storedAtSeconds.littleEndian, toByteOffset: position + 20, as: UInt32.self)
+                position += entrySize
+            }
+            let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<position]))
+            bytes.storeBytes(of: checksum.littleEndian, toByteOffset: position, as: UInt32.self)
+            bytes.storeBytes(of: endMagic.littleEndian, toByteOffset: position + 4, as: UInt32.self)
+            initialized = length
+        }
+    }
+
+    /// Decodes a snapshot; nil when anything about it is wrong.
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> Snapshot? {
+        guard bytes.count >= headerSize + trailerSize,
+            UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self)) == magic,
+            UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) == version
+        else { return nil }
+        let count = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        guard count <= UInt64((bytes.count - headerSize - trailerSize) / entrySize),
+            headerSize + Int(count) * entrySize + trailerSize == bytes.count
+        else { return nil }
+        let end = bytes.count - trailerSize
+        let checksum = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: end, as: UInt32.self))
+        guard UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: end + 4, as: UInt32.self)) == endMagic,
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<end])) == checksum
+        else { return nil }
+        var entries: [IndexEntry] = []
+        entries.reserveCapacity(Int(count))
+        var position = headerSize
+        for _ in 0..<Int(count) {
+            let digest = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 16, as: UInt32.self)))
+            guard digest != 0, length >= RecordFormat.headerSize, length < 1 << 31 else { return nil }
+            entries.append(
+                IndexEntry(
+                    digest: digest,
+                    segment: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 8, as: UInt32.self)),
+                    offset: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 12, as: UInt32.self)),
+                    length: length,
+                    storedAtSeconds: UInt32(
+                        littleEndian: bytes.loadUnaligned(fromByteOffset: position + 20, as: UInt32.self)
+                    )
+                )
+            )
+            position += entrySize
+        }
+        return Snapshot(
+            entries: entries,
+            coveredSegment: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self)),
+            coveredOffset: Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
+        )
+    }
+}
+
+extension DiskStore {
+    /// Writes the index snapshot: to a temporary file, flushed, then renamed over the old one, so
+    /// that a crash leaves either the old snapshot or the new one, never half of one.
+    package func writeSnapshot() throws {
+        try checkOpen()
+        try syncActive()
+        guard let active = segments[activeSequence] else { return }
+        let bytes = SnapshotFormat.encode(
+            index: index,
+            coveredSegment: active.sequence,
+            coveredOffset: active.size,
+            writtenAtMillis: nowMillis()
+        )
+        let temporary = directory.path.appending(CacheDirectory.snapshotFileName + ".tmp")
+        let file = try CacheFile.open(temporary, create: true, faults: configuration.faults)
+        do {
+            try file.truncate(to: 0)
+            try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+            try file.sync()
+            file.close()
+            try directory.rename(temporary, to: directory.snapshotPath)
+            directory.sync()
+        } catch {
+            file.close()
+            try? directory.remove(temporary)
+            throw error
+        }
+        snapshotBytes = bytes.count
+    }
+
+    /// Loads the snapshot if it is present, intact and consistent with the segments on disk.
+    func loadSnapshot() -> SnapshotFormat.Snapshot? {
+        guard let file = try? CacheFile.open(directory.snapshotPath, create: false, readOnly: true) else { return nil }
+        defer { file.close() }
+        guard let size = try? file.size(), size > 0, let bytes = try? file.read(count: Int(size), at: 0) else {
+            return nil
+        }
+        guard let snapshot = bytes.withUnsafeBytes({ SnapshotFormat.decode($0) }) else {
+            logger.warning("index snapshot is damaged; replaying every segment")
+            return nil
+        }
+        if let covered = segments[snapshot.coveredSegment], covered.size < snapshot.coveredOffset {
+            logger.warning("index snapshot is ahead of its segment; replaying every segment")
+            return nil
+        }
+        return snapshot
+    }
+}

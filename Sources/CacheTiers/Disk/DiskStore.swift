@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package import Logging
+import SystemPackage
+
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
+package import Foundation
+#endif
+
+/// The disk tier's engine: an append-only log of segments, an index, and the rules that keep them
+/// consistent. Synchronous and not thread-safe: ``DiskTier`` (an actor) owns one, tests and tools
+/// drive one directly.
+package final class DiskStore {
+    /// A segment file and what the store knows of it.
+    package struct Segment {
+        package var sequence: UInt32
+        package var file: CacheFile
+        /// Bytes in the file, header included.
+        package var size: Int
+        /// Bytes of records the index points at.
+        package var liveBytes: Int
+    }
+
+    /// Counters since open.
+    package struct Statistics: Hashable, Sendable {
+        package var hits = 0
+        package var misses = 0
+        package var corruptRecords = 0
+        package var admissionRefusals = 0
+        package var evictions = 0
+        package var secondChances = 0
+        package var compactedSegments = 0
+        package var bytesWritten = 0
+        package var bytesRead = 0
+        package var valueBytesWritten = 0
+        package var storedValueBytesWritten = 0
+        package var writeErrors = 0
+    }
+
+    /// The fixed header at the start of every segment file: magic "LCSG", format version, sequence.
+    package static let segmentHeaderSize = 16
+    package static let segmentMagic: UInt32 = 0x4753_434C  // "LCSG" in file order
+
+    package let configuration: DiskTier.Configuration
+    package let directory: CacheDirectory
+    package var logger: Logger { configuration.logger }
+    package internal(set) var index = DiskIndex()
+    /// Open segments by sequence number; ``order`` lists them oldest first, the last one active.
+    package internal(set) var segments: [UInt32: Segment] = [:]
+    package internal(set) var order: [UInt32] = []
+    package internal(set) var snapshotBytes = 0
+    package internal(set) var statistics = Statistics()
+    package internal(set) var recovery = RecoveryReport()
+    var lastSync = ContinuousClock.now
+    var unsyncedBytes = 0
+    var isClosed = false
+
+    /// Opens (or creates) the store in `configuration.directory`, takes its lock and recovers.
+    /// - Throws: ``CacheError/Code/directoryLocked`` when another owner has it; I/O errors.
+    package init(configuration: DiskTier.Configuration) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        self.directory = try CacheDirectory(path: FilePath(configuration.directory))
+        do {
+            try recover()
+        } catch {
+            for segment in segments.values { segment.file.close() }
+            directory.unlock()
+            throw error
+        }
+    }
+
+    deinit {
+        if !isClosed {
+            for segment in segments.values { segment.file.close() }
+            directory.unlock()
+        }
+    }
+
+    // MARK: Sizes
+
+    /// Every byte the store has on disk: segments and snapshot.
+    package var totalBytes: Int {
+        segments.values.reduce(snapshotBytes) { $0 + $1.size }
+    }
+
+    package var liveBytes: Int {
+        segments.values.reduce(0) { $0 + $1.liveBytes }
+    }
+
+    var activeSequence: UInt32 { order[order.count - 1] }
+
+    // MARK: Reads
+
+    /// The entry stored for `key`, or nil.
+    ///
+    /// A record that fails its checksum is a miss: counted, logged and dropped from the index.
+    /// - Complexity: O(1) index lookup and one positional read of the record.
+    package func entry(for key: CacheKey) -> CacheEntry? {
+        guard !isClosed, let location = index[key.digest] else {
+            statistics.misses += 1
+            return nil
+        }
+        guard let record = readVerifiedRecord(location) else {
+            statistics.misses += 1
+            return nil
+        }
+        let entry: CacheEntry? = record.withUnsafeBytes { bytes in
+            guard let header = RecordFormat.parseHeader(bytes), !header.flags.contains(.tombstone) else { return nil }
+            guard RecordFormat.recordKey(bytes, header: header, equals: key) else { return nil }
+            do {
+                return try RecordFormat.decodeEntry(bytes, header: header)
+            } catch {
+                dropCorrupt(location, reason: "value does not decompress: \(error)")
+                return nil
+            }
+        }
+        guard let entry else {
+            statistics.misses += 1
+            return nil
+        }
+        statistics.hits += 1
+        index.markAccessed(key.digest)
+        return entry
+    }
+
+    /// Reads the record at `location` and checks its checksum; a bad one is dropped and counted.
+    func readVerifiedRecord(_ location: IndexEntry) -> [UInt8]? {
+        guard let segment = segments[location.segment] else {
+            dropCorrupt(location, reason: "segment \(location.segment) is gone")
+            return nil
+        }
+        let record: [UInt8]?
+        do {
+            record = try segment.file.read(count: location.length, at: Int64(location.offset))
+        } catch {
+            logger.error("disk read failed", metadata: ["error": "\(error)"])
+            return nil
+        }
+        guard let record else {
+            dropCorrupt(location, reason: "record extends past the end of its segment")
+            return nil
+        }
+        statistics.bytesRead += record.count
+        let valid = record.withUnsafeBytes { RecordFormat.verifiedHeader($0) != nil }
+        guard valid else {
+            dropCorrupt(location, reason: "checksum mismatch")
+            return nil
+        }
+        return record
+    }
+
+    func dropCorrupt(_ location: IndexEntry, reason: String) {
+        statistics.corruptRecords += 1
+        logger.warning(
+            "corrupt record dropped",
+            metadata: [
+                "segment": "\(location.segment)", "offset": "\(location.offset)", "reason": "\(reason)",
+            ]
+        )
+        if let removed = index.remove(location.digest) {
+            segments[removed.segment]?.liveBytes -= removed.length
+        }
+    }
+
+    // MARK: Writes
+
+    /// The outcome of a store.
+    package enum SetOutcome: Hashable, Sendable {
+        case stored
+        /// Larger than the admission limit: not written, and any older value of the key removed.
+        case refused
+    }
+
+    /// Stores `entry` for `key`.
+    /// - Throws: ``CacheError/Code/outOfSpace`` or ``CacheError/Code/io`` when the write fails; the
+    ///   key's older value is then forgotten, and nothing else changes.
+    @discardableResult
+    package func set(_ entry: CacheEntry, for key: CacheKey) throws -> SetOutcome {
+        try checkOpen()
+        let record = try RecordFormat.encodePut(
+            key: key,
+            metadata: entry.metadata,
+            value: entry.value,
+            storedAtMillis: entry.storedAt.millisecondsSince1970
+        )
+        guard record.count <= configuration.admissionLimit else {
+            statistics.admissionRefusals += 1
+            try remove(key.digest)
+            return .refused
+        }
+        let location: (segment: UInt32, offset: Int)
+        do {
+            location = try append(record)
+        } catch {
+            // The new value is not on disk; the old one must not be served in its place.
+            forgetAfterFailedWrite(key.digest)
+            throw error
+        }
+        statistics.valueBytesWritten += entry.value.count
+        statistics.storedValueBytesWritten +=
+            record.count - RecordFormat.headerSize - key.string.utf8.count
+            - entry.metadata.count
+        let stored = IndexEntry(
+            digest: key.digest,
+            segment: location.segment,
+            offset: UInt32(location.offset),
+            length: record.count,
+            storedAtSeconds: IndexEntry.seconds(fromMillis: entry.storedAt.millisecondsSince1970)
+        )
+        if let old = index.update(stored) {
+            segments[old.segment]?.liveBytes -= old.length
+        }
+        segments[location.segment]?.liveBytes += record.count
+        try enforceCapacity()
+        return .stored
+    }
+
+    /// Removes the entry for `key`.
+    /// - Returns: whether there was one.
+    @discardableResult
+    package func remove(_ key: CacheKey) throws -> Bool {
+        try checkOpen()
+        return try remove(key.digest)
+    }
+
+    @discardableResult
+    func remove(_ digest: UInt64) throws -> Bool {
+        guard index[digest] != nil else { return false }
+        let tombstone = try RecordFormat.encodeTombstone(digest: digest, storedAtMillis: nowMillis())
+        do {
+            _ = try append(tombstone)
+        } catch {
+            forgetAfterFailedWrite(digest)
+            throw error
+        }
+        if let removed = index.remove(digest) {
+            segments[removed.segment]?.liveBytes -= removed.length
+        }
+        return true
+    }
+
+    /// After a failed write, drop the key from the index so that an older value is not served in
+    /// place of the newer one. A restart may bring the older value back; it never brings wrong bytes.
+    private func forgetAfterFailedWrite(_ digest: UInt64) {
+        statistics.writeErrors += 1
+        if let removed = index.remove(digest) {
+            segments[removed.segment]?.liveBytes -= removed.length
+        }
+    }
+
+    /// Removes every entry: a clear marker at the head of a fresh segment, then every older segment
+    /// deleted. A crash in between is harmless: replay meets the marker and forgets what precedes it.
+    package func removeAll() throws {
+        try checkOpen()
+        try rotate()
+        _ = try append(try RecordFormat.encodeClear(storedAtMillis: nowMillis()))
+        try syncActive()
+        index.removeAll()
+        for sequence in order.dropLast() {
+            try deleteSegment(sequence)
+        }
+        try writeSnapshot()
+    }
+
+    /// Removes every entry stored at or after `date` (to the second: entries stored up to a
+    /// second before `date` may go too).
+    /// - Returns: how many entries were removed.
+    @discardableResult
+    package func removeEntries(storedSince date: Date) throws -> Int {
+        try checkOpen()
+        let threshold = IndexEntry.seconds(fromMillis: date.millisecondsSince1970)
+        let doomed = index.filter { $0.storedAtSeconds >= threshold }
+        for entry in doomed {
+            try remove(entry.digest)
+        }
+        return doomed.count
+    }
+
+    func nowMillis() -> Int64 {
+        configuration.now().millisecondsSince1970
+    }
+
+    func checkOpen() throws {
+        guard !isClosed else { throw CacheError(code: .closed, message: "the disk tier is closed") }
+    }
+
+    // MARK: Appending
+
+    /// Appends `record` to the active segment, starting a new segment when it would not fit.
+    /// On a failed write the segment is cut back to where it was, so no torn record stays behind.
+    func append(_ record: [UInt8]) throws -> (segment: UInt32, offset: Int) {
+        if let active = segments[activeSequence], active.size > Self.segmentHeaderSize,
+            active.size + record.count > configuration.effectiveSegmentBytes
+        {
+            try rotate()
+        }
+        let sequence = activeSequence
+        guard let active = segments[sequence] else { preconditionFailure("active segment missing") }
+        let offset = active.size
+        do {
+            try record.withUnsafeBytes { try active.file.write($0, at: Int64(offset)) }
+        } catch {
+            try? active.file.truncate(to: Int64(offset))
+            logger.error("disk write failed", metadata: ["error": "\(error)"])
+            throw error
+        }
+        segments[sequence]?.size = offset + record.count
+        statistics.bytesWritten += record.count
+        unsyncedBytes += record.count
+        if let interval = configuration.fsync.interval, ContinuousClock.now - lastSync >= interval {
+            try syncActive()
+        }
+        return (sequence, offset)
+    }
+
+    /// Closes the active segment and starts the next one.
+    func rotate() throws {
+        if configuration.fsync.syncsOnRotation, !order.isEmpty {
+            try syncActive()
+        }
+        let next = (order.last ?? 0) + 1
+        try createSegment(next)
+    }
+
+    func createSegment(_ sequence: UInt32) throws {
+        let path = directory.segmentPath(sequence)
+        let file = try CacheFile.open(path, create: true, faults: configuration.faults)
+        var header = [UInt8](repeating: 0, count: Self.segmentHeaderSize)
+        header.withUnsafeMutableBytes { bytes in
+            bytes.storeBytes(of: Self.segmentMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
+            bytes.storeBytes(of: UInt32(1).littleEndian, toByteOffset: 4, as: UInt32.self)
+            bytes.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt32.self)
+        }
+        do {
+            try file.truncate(to: 0)
+            try header.withUnsafeBytes { try file.write($0, at: 0) }
+        } catch {
+            file.close()
+            try? directory.remove(path)
+            throw error
+        }
+        segments[sequence] = Segment(sequence: sequence, file: file, size: Self.segmentHeaderSize, liveBytes: 0)
+        order.append(sequence)
+        if configuration.fsync.syncsOnRotation { directory.sync() }
+    }
+
+    func syncActive() throws {
+        guard unsyncedBytes > 0, let active = segments[activeSequence] else { return }
+        try active.file.sync()
+        unsyncedBytes = 0
+        lastSync = .now
+    }
+
+    func deleteSegment(_ sequence: UInt32) throws {
+        guard let segment = segments.removeValue(forKey: sequence) else { return }
+        order.removeAll { $0 == sequence }
+        segment.file.close()
+        try directory.remove(directory.segmentPath(sequence))
+    }
+
+    // MARK: Closing
+
+    /// Writes an index snapshot, flushes and releases the directory.
+    package func close() throws {
+        guard !isClosed else { return }
+        defer {
+            for segment in segments.values { segment.file.close() }
+            directory.unlock()
+            isClosed = true
+        }
+        try writeSnapshot()
+    }
+}

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Logging
+import Metrics
+public import ServiceLifecycle
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// The disk tier: an LZ4-compressed, crash-safe, append-only log of records in one directory.
+///
+/// Values are compressed when that makes them smaller and stored raw otherwise. Every record
+/// carries a CRC-32C over all of its bytes; a record that fails it is a miss — counted, logged
+/// and dropped — never wrong bytes. After a crash, opening loads the index snapshot, replays what
+/// follows it and cuts a torn tail. One directory has one owner: a second opener, in this process
+/// or another, gets ``CacheError/Code/directoryLocked``.
+///
+/// Run ``run()`` (it is a ServiceLifecycle `Service`) to write index snapshots and compact from time
+/// to time; cancel it, or shut the service group down gracefully, and it writes a last snapshot.
+///
+/// Metrics (swift-metrics): `layeredcache_disk_hits_total`, `layeredcache_disk_misses_total`,
+/// `layeredcache_disk_corrupt_records_total`, `layeredcache_disk_admission_refusals_total`,
+/// `layeredcache_disk_evictions_total`, `layeredcache_disk_write_errors_total`,
+/// `layeredcache_disk_bytes_written_total`, `layeredcache_disk_bytes_read_total`,
+/// `layeredcache_disk_value_bytes_total` and `layeredcache_disk_stored_value_bytes_total` (their
+/// ratio is the compression ratio), and the timer `layeredcache_disk_recovery_duration`.
+public actor DiskTier: Service {
+    /// Bytes and entries on disk.
+    public struct Usage: Hashable, Sendable {
+        /// Every byte of every segment and the index snapshot.
+        public var bytes: Int
+        /// Bytes of records the index points at.
+        public var liveBytes: Int
+        /// Entries in the index.
+        public var entryCount: Int
+        /// Segment files.
+        public var segmentCount: Int
+    }
+
+    /// Counters since the tier was opened.
+    public struct Statistics: Hashable, Sendable {
+        public var hits: Int
+        public var misses: Int
+        /// Records that failed their checksum (on read or during recovery).
+        public var corruptRecords: Int
+        public var admissionRefusals: Int
+        /// Entries dropped when their segment was retired.
+        public var evictions: Int
+        /// Entries kept, re-appended, when their segment was retired because they had been read.
+        public var secondChances: Int
+        public var writeErrors: Int
+        public var bytesWritten: Int
+        public var bytesRead: Int
+        /// Uncompressed value bytes stored, and the bytes they took on disk.
+        public var valueBytesWritten: Int
+        public var storedValueBytesWritten: Int
+    }
+
+    /// The configuration the tier was opened with.
+    public nonisolated let configuration: Configuration
+    private let store: DiskStore
+    private let metrics: DiskMetrics
+    private var published = DiskStore.Statistics()
+
+    /// Opens (creating if needed) the cache directory and recovers its contents.
+    /// - Throws: ``CacheError/Code/directoryLocked`` when another owner has the directory,
+    ///   ``CacheError/Code/invalidArgument`` for a bad configuration, I/O errors.
+    public init(configuration: Configuration) throws {
+        self.configuration = configuration
+        self.store = try DiskStore(configuration: configuration)
+        self.metrics = DiskMetrics()
+        metrics.recovery.recordNanoseconds(Int64(Self.nanoseconds(store.recovery.duration)))
+        published.corruptRecords = 0
+    }
+
+    /// The entry for `key`, or nil.
+    /// - Complexity: O(1): an index lookup and one positional read.
+    public func entry(for key: CacheKey) -> CacheEntry? {
+        let entry = store.entry(for: key)
+        if entry != nil { metrics.hits.increment() } else { metrics.misses.increment() }
+        if store.statistics.corruptRecords != published.corruptRecords { publishMetrics() }
+        return entry
+    }
+
+    /// Stores `entry` for `key`.
+    /// - Returns: true when stored; false when the record is larger than the admission limit
+    ///   (``Configuration/admissionFraction`` of the capacity), in which case any older value of the
+    ///   key is removed.
+    /// - Throws: ``CacheError/Code/outOfSpace`` or ``CacheError/Code/io`` when the write fails; the
+    ///   key's older value is then forgotten, everything else stays as it was.
+    /// - Complexity: O(1) amortized; retiring a segment scans the index once.
+    @discardableResult
+    public func set(_ entry: CacheEntry, for key: CacheKey) throws -> Bool {
+        defer { publishMetrics() }
+        return try store.set(entry, for: key) == .stored
+    }
+
+    /// Removes the entry for `key`.
+    /// - Returns: whether there was one.
+    @discardableResult
+    public func remove(_ key: CacheKey) throws -> Bool {
+        defer { publishMetrics() }
+        return try store.remove(key)
+    }
+
+    /// Removes every entry.
+    public func removeAll() throws {
+        defer { publishMetrics() }
+        try store.removeAll()
+    }
+
+    /// Removes the entries stored at or after `date`, to the second (an entry stored up to one
+    /// second earlier may go too).
+    /// - Returns: how many were removed.
+    /// - Complexity: O(n) over the index.
+    @discardableResult
+    public func removeEntries(storedSince date: Date) throws -> Int {
+        defer { publishMetrics() }
+        return try store.removeEntries(storedSince: date)
+    }
+
+    /// Current usage.
+    public var usage: Usage {
+        Usage(
+            bytes: store.totalBytes,
+            liveBytes: store.liveBytes,
+            entryCount: store.index.count,
+            segmentCount: store.order.count
+        )
+    }
+
+    /// Counters since open.
+    public var statistics: Statistics {
+        let s = store.statistics
+        return Statistics(
+            hits: s.hits,
+            misses: s.misses,
+            corruptRecords: s.corruptRecords,
+            admissionRefusals: s.admissionRefusals,
+            evictions: s.evictions,
+            secondChances: s.secondChances,
+            writeErrors: s.writeErrors,
+            bytesWritten: s.bytesWritten,
+            bytesRead: s.bytesRead,
+            valueBytesWritten: s.valueBytesWritten,
+            storedValueBytesWritten: s.storedValueBytesWritten
+        )
+    }
+
+    /// Writes the index snapshot now, so that the next open replays nothing.
+    public func writeSnapshot() throws {
+        try store.writeSnapshot()
+    }
+
+    /// Compacts segments whose live ratio is below ``Configuration/compactionThreshold``.
+    /// - Returns: how many segments were compacted.
+    @discardableResult
+    public func compact() throws -> Int {
+        defer { publishMetrics() }
+        return try store.compact()
+    }
+
+    /// Writes a snapshot and releases the directory. Later calls throw ``CacheError/Code/closed``.
+    public func close() throws {
+        try store.close()
+    }
+
+    /// Maintenance until cancelled or until graceful shutdown: every
+    /// ``Configuration/maintenanceInterval``, compact and write an index snapshot. On the way out it
+    /// writes a last snapshot (the tier stays open; call ``close()`` to release the directory).
+    public func run() async throws {
+        let interval = configuration.maintenanceInterval
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await Task.sleep(for: interval)
+                } catch {
+                    break
+                }
+                await self.maintain()
+            }
+        }
+        try? store.writeSnapshot()
+    }
+
+    /// One maintenance pass: compaction, then a snapshot. Errors are logged, not thrown: the loop goes on.
+    package func maintain() {
+        do {
+            try store.compact()
+            try store.writeSnapshot()
+        } catch {
+            configuration.logger.error("disk maintenance failed", metadata: ["error": "\(error)"])
+        }
+        publishMetrics()
+    }
+
+    private func publishMetrics() {
+        let now = store.statistics
+        func publish(_ counter: Counter, _ keyPath: KeyPath<DiskStore.Statistics, Int>) {
+            let delta = now[keyPath: keyPath] - published[keyPath: keyPath]
+            if delta > 0 { counter.increment(by: delta) }
+        }
+        publish(metrics.corrupt, \.corruptRecords)
+        publish(metrics.admissionRefusals, \.admissionRefusals)
+        publish(metrics.evictions, \.evictions)
+        publish(metrics.writeErrors, \.writeErrors)
+        publish(metrics.bytesWritten, \.bytesWritten)
+        publish(metrics.bytesRead, \.bytesRead)
+        publish(metrics.valueBytes, \.valueBytesWritten)
+        publish(metrics.storedValueBytes, \.storedValueBytesWritten)
+        published = now
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+    }
+}
+
+/// The disk tier's swift-metrics handles, created once.
+private struct DiskMetrics: Sendable {
+    let hits = Counter(label: "layeredcache_disk_hits_total")
+    let misses = Counter(label: "layeredcache_disk_misses_total")
+    let corrupt = Counter(label: "layeredcache_disk_corrupt_records_total")
+    let admissionRefusals = Counter(label: "layeredcache_disk_admission_refusals_total")
+    let evictions = Counter(label: "layeredcache_disk_evictions_total")
+    let writeErrors = Counter(label: "layeredcache_disk_write_errors_total")
+    let bytesWritten = Counter(label: "layeredcache_disk_bytes_written_total")
+    let bytesRead = Counter(label: "layeredcache_disk_bytes_read_total")
+    let valueBytes = Counter(label: "layeredcache_disk_value_bytes_total")
+    let storedValueBytes = Counter(label: "layeredcache_disk_stored_value_bytes_total")
+    let recovery = Metrics.Timer(label: "layeredcache_disk_recovery_duration")
+}

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// Walks the records of a segment's bytes in order, skipping damage.
+///
+/// At each position it expects a record whose header parses and whose checksum matches. When one
+/// does not, it searches forward for the next position that holds a valid record (magic, sane
+/// header, matching checksum): the bytes between are a corrupt region. Damage with no valid record
+/// after it is the tail: after a crash, a torn write; anywhere else, corruption.
+package enum RecordScanner {
+    package struct Result: Hashable, Sendable {
+        /// Offset just past the last valid record (relative to the scanned bytes).
+        package var validEnd = 0
+        package var validRecords = 0
+        /// Damaged regions followed by a valid record.
+        package var corruptRegions = 0
+        /// Whether damaged bytes follow the last valid record.
+        package var damagedTail = false
+    }
+
+    /// Calls `body` with each valid record's header, bytes and offset, in order.
+    package static func scan(
+        _ bytes: UnsafeRawBufferPointer,
+        _ body: (RecordHeader, UnsafeRawBufferPointer, Int) throws -> Void
+    ) rethrows -> Result {
+        var result = Result()
+        var position = 0
+        while position < bytes.count {
+            if let header = validRecord(in: bytes, at: position) {
+                let end = position + header.recordLength
+                try body(header, UnsafeRawBufferPointer(rebasing: bytes[position..<end]), position)
+                result.validRecords += 1
+                position = end
+                result.validEnd = end
+                continue
+            }
+            guard let next = nextValidRecord(in: bytes, after: position) else {
+                result.damagedTail = true
+                break
+            }
+            result.corruptRegions += 1
+            position = next
+        }
+        return result
+    }
+
+    /// The header of the valid record at `position`, if there is one.
+    package static func validRecord(in bytes: UnsafeRawBufferPointer, at position: Int) -> RecordHeader? {
+        guard bytes.count - position >= RecordFormat.headerSize,
+            let header = RecordFormat.parseHeader(UnsafeRawBufferPointer(rebasing: bytes[position...])),
+            header.recordLength <= bytes.count - position
+        else { return nil }
+        let record = UnsafeRawBufferPointer(rebasing: bytes[position..<(position + header.recordLength)])
+        return RecordFormat.computeChecksum(record) == header.checksum ? header : nil
+    }
+
+    private static func nextValidRecord(in bytes: UnsafeRawBufferPointer, after position: Int) -> Int? {
+        let first = UInt8(truncatingIfNeeded: RecordFormat.magic)
+        var candidate = position + 1
+        while candidate + RecordFormat.headerSize <= bytes.count {
+            if bytes[candidate] == first,
+                UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: candidate, as: UInt32.self))
+                    == RecordFormat.magic,
+                validRecord(in: bytes, at: candidate) != nil
+            {
+                return candidate
+            }
+            candidate += 1
+        }
+        return nil
+    }
+}
