@@ -70,3 +70,14 @@ package struct SplitMix64: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 }
+
+extension SampleData {
+    /// A value that names its key and version: a stamp `key#version|` followed by incompressible
+    /// bytes seeded by the stamp, so that any wrong or stale answer is caught by comparing bytes.
+    package static func versioned(key: String, version: Int, size: Int = 300) -> [UInt8] {
+        let stamp = Array("\(key)#\(version)|".utf8)
+        var seed: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in stamp { seed = (seed ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return Array((stamp + random(count: size, seed: seed)).prefix(max(size, stamp.count)))
+    }
+}

@@ -1,4 +1,61 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Placeholder; the crash writer arrives with the disk tier.
-print("crash writer")
+// The child process of the crash tests: `CrashWriter DIRECTORY SEED` opens a disk store and
+// writes, removes, snapshots and compacts in a loop until it is killed. Around every operation it
+// writes a line to standard output, unbuffered: `B key version size` before, `A key version size`
+// after (version -1 is a removal). The parent kills it with SIGKILL at a random line and checks
+// that the reopened directory holds exactly what was acknowledged, or the one operation in flight.
+
+import CacheTestSupport
+import CacheTiers
+import Foundation
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let seed = UInt64(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: CrashWriter DIRECTORY SEED\n".utf8))
+    exit(2)
+}
+
+let configuration = DiskTier.Configuration(
+    directory: arguments[1],
+    capacityBytes: 16 << 20,
+    segmentBytes: 512 << 10,
+    fsync: .never
+)
+let store: DiskStore
+do {
+    store = try DiskStore(configuration: configuration)
+} catch {
+    FileHandle.standardError.write(Data("open failed: \(error)\n".utf8))
+    exit(1)
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+var generator = SplitMix64(seed: seed)
+var step = 0
+while true {
+    let key = "key\(generator.next() % 64)"
+    do {
+        if generator.next() % 10 == 0 {
+            say("B \(key) -1 0")
+            try store.remove(CacheKey(key))
+            say("A \(key) -1 0")
+        } else {
+            let version = Int(seed % 1000) * 1_000_000 + step
+            let size = 16 + Int(generator.next() % 20_000)
+            let value = SampleData.versioned(key: key, version: version, size: size)
+            say("B \(key) \(version) \(size)")
+            try store.set(CacheEntry(value: value, metadata: Array(key.utf8), storedAt: Date()), for: CacheKey(key))
+            say("A \(key) \(version) \(size)")
+        }
+        if step % 300 == 299 { try store.writeSnapshot() }
+        if step % 450 == 449 { try store.compact(threshold: 0.6) }
+    } catch {
+        FileHandle.standardError.write(Data("operation failed: \(error)\n".utf8))
+        exit(1)
+    }
+    step += 1
+}

@@ -25,11 +25,17 @@ package struct CacheDirectory {
     package static let segmentSuffix = ".lcs"
 
     /// Creates the directory (mode 0700) if needed and takes its lock.
-    /// - Parameter lock: false for read-only inspection (`cache-tool verify`), which takes no lock.
+    /// - Parameters:
+    ///   - lock: false for read-only inspection (`cache-tool verify`), which takes no lock.
+    ///   - create: false to require an existing directory.
     /// - Throws: ``CacheError/Code/directoryLocked`` when another owner holds it.
-    package init(path: FilePath, lock: Bool = true) throws {
+    package init(path: FilePath, lock: Bool = true, create: Bool = true) throws {
         self.path = path
-        try Self.createDirectory(path)
+        if create {
+            try Self.createDirectory(path)
+        } else {
+            _ = try Self.list(path)
+        }
         guard lock else {
             lockFile = nil
             return

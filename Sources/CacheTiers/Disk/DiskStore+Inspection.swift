@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import SystemPackage
+
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
+package import Foundation
+#endif
+
+/// What `verify` found in a directory.
+package struct VerifyReport: Hashable, Sendable {
+    package var segments = 0
+    package var goodRecords = 0
+    /// Damaged regions: inside a segment, or at the end of any segment but the newest.
+    package var corruptRecords = 0
+    /// Damage at the end of the newest segment: a write torn by a crash, cut at the next open.
+    package var tornRecords = 0
+    package var bytes = 0
+    /// Whether an index snapshot is present, and whether it is intact.
+    package var snapshotPresent = false
+    package var snapshotValid = false
+}
+
+/// One live entry, as `cache-tool list` shows it.
+package struct ListedEntry: Hashable, Sendable {
+    package var key: String
+    package var valueBytes: Int
+    package var storedBytes: Int
+    package var storedAt: Date
+}
+
+extension DiskStore {
+    /// Reads every record of every segment in `directory` and checks every checksum, without
+    /// taking the lock or changing anything.
+    package static func verify(directory path: String) throws -> VerifyReport {
+        let directory = try CacheDirectory(path: FilePath(path), lock: false, create: false)
+        var report = VerifyReport()
+        let sequences = try directory.segmentSequences()
+        for sequence in sequences {
+            let file = try CacheFile.open(directory.segmentPath(sequence), create: false, readOnly: true)
+            defer { file.close() }
+            let size = Int(try file.size())
+            report.segments += 1
+            report.bytes += size
+            guard size > segmentHeaderSize, let bytes = try file.read(count: size - segmentHeaderSize, at: 16) else {
+                continue
+            }
+            let result = bytes.withUnsafeBytes { RecordScanner.scan($0) { _, _, _ in } }
+            report.goodRecords += result.validRecords
+            report.corruptRecords += result.corruptRegions
+            if result.damagedTail {
+                if sequence == sequences.last { report.tornRecords += 1 } else { report.corruptRecords += 1 }
+            }
+        }
+        if let file = try? CacheFile.open(directory.snapshotPath, create: false, readOnly: true) {
+            defer { file.close() }
+            report.snapshotPresent = true
+            if let size = try? file.size(), let bytes = try? file.read(count: Int(size), at: 0) {
+                report.snapshotValid = bytes.withUnsafeBytes { SnapshotFormat.decode($0) } != nil
+            }
+        }
+        return report
+    }
+
+    /// Every live entry's key, sizes and date, read from its record (a damaged record is dropped).
+    package func listEntries() -> [ListedEntry] {
+        var listed: [ListedEntry] = []
+        for location in index.filter({ _ in true }) {
+            guard let record = readVerifiedRecord(location) else { continue }
+            record.withUnsafeBytes { bytes in
+                guard let header = RecordFormat.parseHeader(bytes),
+                    let key = RecordFormat.recordKeyString(bytes, header: header)
+                else { return }
+                listed.append(
+                    ListedEntry(
+                        key: key,
+                        valueBytes: header.originalValueLength,
+                        storedBytes: header.recordLength,
+                        storedAt: Date(millisecondsSince1970: header.storedAtMillis)
+                    )
+                )
+            }
+        }
+        return listed.sorted { $0.key < $1.key }
+    }
+}
