@@ -146,7 +146,7 @@ import Testing
             #expect(index[digest] == entry)
         }
         var seen = 0
-        index.forEach { entry in
+        index.forEachEntry { entry in
             seen += 1
             #expect(model[entry.digest] == entry)
         }

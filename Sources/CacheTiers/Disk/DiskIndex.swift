@@ -153,7 +153,7 @@ package struct DiskIndex {
     }
 
     /// Calls `body` with every entry, in no particular order.
-    package func forEach(_ body: (IndexEntry) throws -> Void) rethrows {
+    package func forEachEntry(_ body: (IndexEntry) throws -> Void) rethrows {
         for slot in slots where slot.digest != 0 {
             try body(slot)
         }

@@ -161,6 +161,6 @@ extension DiskStore {
 
     func recomputeLiveBytes() {
         for sequence in order { segments[sequence]?.liveBytes = 0 }
-        index.forEach { entry in segments[entry.segment]?.liveBytes += entry.length }
+        index.forEachEntry { entry in segments[entry.segment]?.liveBytes += entry.length }
     }
 }

@@ -40,7 +40,7 @@ enum SnapshotFormat {
             bytes.storeBytes(of: writtenAtMillis.littleEndian, toByteOffset: 24, as: Int64.self)
             bytes.storeBytes(of: UInt64(0), toByteOffset: 32, as: UInt64.self)
             var position = headerSize
-            index.forEach { entry in
+            index.forEachEntry { entry in
                 bytes.storeBytes(of: entry.digest.littleEndian, toByteOffset: position, as: UInt64.self)
                 bytes.storeBytes(of: entry.segment.littleEndian, toByteOffset: position + 8, as: UInt32.self)
                 bytes.storeBytes(of: entry.offset.littleEndian, toByteOffset: position + 12, as: UInt32.self)
