@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(
             name: "CacheTiersTests",
             dependencies: [
-                "CacheTiers", "CacheTestSupport", "CrashWriter",
+                "CacheTiers", "CacheTestSupport", "CrashWriter", "cache-tool",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ]

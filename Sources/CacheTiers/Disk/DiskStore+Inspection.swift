@@ -25,7 +25,11 @@ package struct VerifyReport: Hashable, Sendable {
 /// One live entry, as `cache-tool list` shows it.
 package struct ListedEntry: Hashable, Sendable {
     package var key: String
+    /// The value's decoded size.
     package var valueBytes: Int
+    /// The value's size as stored (compressed or raw).
+    package var storedValueBytes: Int
+    /// The whole record's size on disk.
     package var storedBytes: Int
     package var storedAt: Date
 }
@@ -76,6 +80,7 @@ extension DiskStore {
                     ListedEntry(
                         key: key,
                         valueBytes: header.originalValueLength,
+                        storedValueBytes: header.storedValueLength,
                         storedBytes: header.recordLength,
                         storedAt: Date(millisecondsSince1970: header.storedAtMillis)
                     )
