@@ -219,6 +219,11 @@ func entry(_ value: [UInt8], metadata: [UInt8] = [], at date: Date = fixedNow) -
         }
         #expect(hits == store.index.count)
         #expect(store.statistics.corruptRecords == 0)
+        // The running total matches the files.
+        let onDisk = directory.files(in: "cache").filter { $0 != "lock" }.compactMap {
+            FileSurgery.size(directory.appending("cache/" + $0))
+        }.reduce(0, +)
+        #expect(store.totalBytes == onDisk)
     }
 
     @Test func readEntriesGetASecondChance() throws {

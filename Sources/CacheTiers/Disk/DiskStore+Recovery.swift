@@ -60,6 +60,7 @@ extension DiskStore {
             }
         }
         recomputeLiveBytes()
+        segmentBytesTotal = segments.values.reduce(0) { $0 + $1.size }
         if let snapshotSize = try? CacheFile.open(directory.snapshotPath, create: false, readOnly: true) {
             snapshotBytes = Int((try? snapshotSize.size()) ?? 0)
             snapshotSize.close()

@@ -51,6 +51,8 @@ package final class DiskStore {
     package internal(set) var segments: [UInt32: Segment] = [:]
     package internal(set) var order: [UInt32] = []
     package internal(set) var snapshotBytes = 0
+    /// The sum of the segments' sizes, kept up to date on every change (the write path reads it).
+    package internal(set) var segmentBytesTotal = 0
     package internal(set) var statistics = Statistics()
     package internal(set) var recovery = RecoveryReport()
     var lastSync = ContinuousClock.now
@@ -82,9 +84,7 @@ package final class DiskStore {
     // MARK: Sizes
 
     /// Every byte the store has on disk: segments and snapshot.
-    package var totalBytes: Int {
-        segments.values.reduce(snapshotBytes) { $0 + $1.size }
-    }
+    package var totalBytes: Int { segmentBytesTotal + snapshotBytes }
 
     package var liveBytes: Int {
         segments.values.reduce(0) { $0 + $1.liveBytes }
@@ -308,6 +308,7 @@ package final class DiskStore {
             throw error
         }
         segments[sequence]?.size = offset + record.count
+        segmentBytesTotal += record.count
         statistics.bytesWritten += record.count
         unsyncedBytes += record.count
         if let interval = configuration.fsync.interval, ContinuousClock.now - lastSync >= interval {
@@ -343,6 +344,7 @@ package final class DiskStore {
             throw error
         }
         segments[sequence] = Segment(sequence: sequence, file: file, size: Self.segmentHeaderSize, liveBytes: 0)
+        segmentBytesTotal += Self.segmentHeaderSize
         order.append(sequence)
         if configuration.fsync.syncsOnRotation { directory.sync() }
     }
@@ -356,6 +358,7 @@ package final class DiskStore {
 
     func deleteSegment(_ sequence: UInt32) throws {
         guard let segment = segments.removeValue(forKey: sequence) else { return }
+        segmentBytesTotal -= segment.size
         order.removeAll { $0 == sequence }
         segment.file.close()
         try directory.remove(directory.segmentPath(sequence))
