@@ -71,6 +71,8 @@ let package = Package(
             dependencies: [
                 "CacheTiers", "CacheTestSupport", "CrashWriter", "cache-tool",
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

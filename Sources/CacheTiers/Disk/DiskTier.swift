@@ -71,7 +71,7 @@ public actor DiskTier: Service {
     public init(configuration: Configuration) throws {
         self.configuration = configuration
         self.store = try DiskStore(configuration: configuration)
-        self.metrics = DiskMetrics()
+        self.metrics = DiskMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
         metrics.recovery.recordNanoseconds(Int64(Self.nanoseconds(store.recovery.duration)))
         published.corruptRecords = 0
     }
@@ -222,15 +222,30 @@ public actor DiskTier: Service {
 
 /// The disk tier's swift-metrics handles, created once.
 private struct DiskMetrics: Sendable {
-    let hits = Counter(label: "layeredcache_disk_hits_total")
-    let misses = Counter(label: "layeredcache_disk_misses_total")
-    let corrupt = Counter(label: "layeredcache_disk_corrupt_records_total")
-    let admissionRefusals = Counter(label: "layeredcache_disk_admission_refusals_total")
-    let evictions = Counter(label: "layeredcache_disk_evictions_total")
-    let writeErrors = Counter(label: "layeredcache_disk_write_errors_total")
-    let bytesWritten = Counter(label: "layeredcache_disk_bytes_written_total")
-    let bytesRead = Counter(label: "layeredcache_disk_bytes_read_total")
-    let valueBytes = Counter(label: "layeredcache_disk_value_bytes_total")
-    let storedValueBytes = Counter(label: "layeredcache_disk_stored_value_bytes_total")
-    let recovery = Metrics.Timer(label: "layeredcache_disk_recovery_duration")
+    let hits: Counter
+    let misses: Counter
+    let corrupt: Counter
+    let admissionRefusals: Counter
+    let evictions: Counter
+    let writeErrors: Counter
+    let bytesWritten: Counter
+    let bytesRead: Counter
+    let valueBytes: Counter
+    let storedValueBytes: Counter
+    let recovery: Metrics.Timer
+
+    init(factory: any MetricsFactory) {
+        func counter(_ label: String) -> Counter { Counter(label: label, dimensions: [], factory: factory) }
+        hits = counter("layeredcache_disk_hits_total")
+        misses = counter("layeredcache_disk_misses_total")
+        corrupt = counter("layeredcache_disk_corrupt_records_total")
+        admissionRefusals = counter("layeredcache_disk_admission_refusals_total")
+        evictions = counter("layeredcache_disk_evictions_total")
+        writeErrors = counter("layeredcache_disk_write_errors_total")
+        bytesWritten = counter("layeredcache_disk_bytes_written_total")
+        bytesRead = counter("layeredcache_disk_bytes_read_total")
+        valueBytes = counter("layeredcache_disk_value_bytes_total")
+        storedValueBytes = counter("layeredcache_disk_stored_value_bytes_total")
+        recovery = Metrics.Timer(label: "layeredcache_disk_recovery_duration", dimensions: [], factory: factory)
+    }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import Logging
+public import Metrics
 
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
@@ -72,6 +73,8 @@ extension DiskTier {
         public var logger: Logger
         /// The wall clock that stamps entries. Default `Date()`; tests pass their own.
         public var now: @Sendable () -> Date
+        /// Where the tier's metrics go. Default nil: the process-wide `MetricsSystem.factory`.
+        public var metricsFactory: (any MetricsFactory)?
         /// Faults for tests to inject into file I/O.
         package var faults: FaultInjector?
 
@@ -85,7 +88,8 @@ extension DiskTier {
             compactionThreshold: Double = 0.5,
             maintenanceInterval: Duration = .seconds(60),
             logger: Logger = Logger(label: "LayeredCache.DiskTier", factory: { _ in SwiftLogNoOpLogHandler() }),
-            now: @escaping @Sendable () -> Date = { Date() }
+            now: @escaping @Sendable () -> Date = { Date() },
+            metricsFactory: (any MetricsFactory)? = nil
         ) {
             self.directory = directory
             self.capacityBytes = capacityBytes
@@ -96,6 +100,7 @@ extension DiskTier {
             self.maintenanceInterval = maintenanceInterval
             self.logger = logger
             self.now = now
+            self.metricsFactory = metricsFactory
             self.faults = nil
         }
 
