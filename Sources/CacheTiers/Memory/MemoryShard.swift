@@ -16,33 +16,34 @@ package import Foundation
 /// node holds the full key: a lookup whose digest matches a different key is a miss, and a set
 /// whose digest matches a different key replaces that key's entry.
 package struct MemoryShard {
-    /// The most bytes the shard holds, counted by ``CacheEntry/cost(keyByteCount:)``.
-    package let costLimit: Int
-    /// The most entries the shard holds.
-    package let countLimit: Int
-    /// The largest cost one entry may have; a costlier entry is refused. At most ``costLimit``.
-    package let maximumEntryCost: Int
-
-    /// The bytes held, counted by ``CacheEntry/cost(keyByteCount:)``.
-    package private(set) var totalCost = 0
-    /// Lookups that found their key.
-    package private(set) var hits = 0
-    /// Lookups that did not.
-    package private(set) var misses = 0
-    /// Entries dropped to make room for another.
-    package private(set) var evictions = 0
-    /// Sets refused because the entry costs more than ``maximumEntryCost`` or the shard holds
-    /// nothing.
-    package private(set) var admissionRefusals = 0
-
+    // The fields a hit touches come first, so that they share a cache line with the lock that
+    // ``MemoryTier`` puts in front of the shard.
     private var index: [UInt64: Int32] = [:]
     private var nodes: [Node] = []
     /// The most recently used node, or `Self.none`.
     private var head = Self.none
     /// The least recently used node, or `Self.none`.
     private var tail = Self.none
+    /// Lookups that found their key.
+    package private(set) var hits = 0
+    /// Lookups that did not.
+    package private(set) var misses = 0
     /// The first free node, chained through `next`, or `Self.none`.
     private var freeList = Self.none
+    /// The bytes held, counted by ``CacheEntry/cost(keyByteCount:)``.
+    package private(set) var totalCost = 0
+    /// Entries dropped to make room for another.
+    package private(set) var evictions = 0
+    /// Sets refused because the entry costs more than ``maximumEntryCost`` or the shard holds
+    /// nothing.
+    package private(set) var admissionRefusals = 0
+
+    /// The most bytes the shard holds, counted by ``CacheEntry/cost(keyByteCount:)``.
+    package let costLimit: Int
+    /// The most entries the shard holds.
+    package let countLimit: Int
+    /// The largest cost one entry may have; a costlier entry is refused. At most ``costLimit``.
+    package let maximumEntryCost: Int
 
     private static let none: Int32 = -1
 

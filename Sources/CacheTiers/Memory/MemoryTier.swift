@@ -12,19 +12,24 @@ public import Foundation
 /// The in-memory tier: an LRU cache of ``CacheEntry`` values bounded by total cost in bytes and by
 /// entry count.
 ///
-/// Calls are synchronous and thread-safe: a hit takes one uncontended lock, never suspends and
-/// copies no bytes (the entry's arrays are shared, copy-on-write). The tier is split into
-/// shards, each an exact LRU behind its own `Mutex`, chosen by the key's digest, so that tasks on
-/// different cores rarely wait for each other. Each shard gets an equal part of the byte and count
-/// budgets and evicts its own least recently used entry: the LRU order is exact within a shard
-/// and approximate across the tier. A `shardCount` of 1 gives one exact global LRU.
+/// Calls are synchronous and thread-safe: a hit takes one lock, never suspends and copies no
+/// bytes (the entry's arrays are shared, copy-on-write). The tier is a class over locks rather
+/// than an actor because one actor serializes every core and its hop costs more than the lookup.
+///
+/// The tier is split into shards, each an exact LRU behind its own `Mutex`, chosen by the high
+/// bits of the key's digest, so that tasks on different cores rarely wait for each other. Each
+/// shard gets an equal part of the byte and count budgets and evicts its own least recently used
+/// entry: the LRU order is exact within a shard and approximate across the tier. A `shardCount`
+/// of 1 gives one exact global LRU; small budgets also get fewer shards (see
+/// ``Configuration/shardCount``).
 ///
 /// An entry costs ``CacheEntry/cost(keyByteCount:)`` bytes: its key, value and metadata bytes plus
 /// a fixed overhead. An entry costing more than `admissionFraction` of the whole tier's
 /// `capacityBytes` is refused, so that one large value cannot flush the cache.
 ///
-/// Metrics, through swift-metrics, created once when the tier is made (with no metrics backend
-/// bootstrapped they cost almost nothing):
+/// Metrics, through swift-metrics, created once when the tier is made and incremented outside the
+/// shard locks as events happen (no batching, so they never lag; with no metrics backend
+/// bootstrapped an increment costs a few nanoseconds, see `docs/benchmarks.md`):
 /// - `layeredcache_memory_hits_total`: lookups that found their key;
 /// - `layeredcache_memory_misses_total`: lookups that did not;
 /// - `layeredcache_memory_evictions_total`: entries dropped to make room for another;
