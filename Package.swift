@@ -57,7 +57,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["CacheTiers", "HTTPCaching", "CLZ4", "CacheTestSupport"],
+            dependencies: [
+                "CacheTiers", "HTTPCaching", "CLZ4", "CacheTestSupport",
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
             path: "Benchmarks"
         ),
         // A child process for the crash tests: writes to a disk tier until it is killed.

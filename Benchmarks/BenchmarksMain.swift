@@ -24,7 +24,8 @@ enum BenchmarksMain {
         #endif
 
         let suites: [(name: String, run: (Bool) throws -> [BenchmarkResult])] = [
-            ("codec", CodecBenchmarks.run)
+            ("codec", CodecBenchmarks.run),
+            ("memory", MemoryTierBenchmarks.run),
         ]
         var results: [BenchmarkResult] = []
         for suite in suites {

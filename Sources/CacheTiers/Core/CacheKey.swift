@@ -20,6 +20,12 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible, Expressible
         self.digest = KeyDigest.digest(of: string)
     }
 
+    /// Creates a key with a chosen digest, so that tests can force two keys to collide.
+    package init(string: String, digest: UInt64) {
+        self.string = string
+        self.digest = digest
+    }
+
     public init(stringLiteral value: String) {
         self.init(value)
     }

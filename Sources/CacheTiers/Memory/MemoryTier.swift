@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package import Metrics
+internal import Synchronization
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// The in-memory tier: an LRU cache of ``CacheEntry`` values bounded by total cost in bytes and by
+/// entry count.
+///
+/// Calls are synchronous and thread-safe: a hit takes one lock, never suspends and copies no
+/// bytes (the entry's arrays are shared, copy-on-write). The tier is a class over locks rather
+/// than an actor because one actor serializes every core and its hop costs more than the lookup.
+///
+/// The tier is split into shards, each an exact LRU behind its own `Mutex`, chosen by the high
+/// bits of the key's digest, so that tasks on different cores rarely wait for each other. Each
+/// shard gets an equal part of the byte and count budgets and evicts its own least recently used
+/// entry: the LRU order is exact within a shard and approximate across the tier. A `shardCount`
+/// of 1 gives one exact global LRU; small budgets also get fewer shards (see
+/// ``Configuration/shardCount``).
+///
+/// An entry costs ``CacheEntry/cost(keyByteCount:)`` bytes: its key, value and metadata bytes plus
+/// a fixed overhead. An entry costing more than `admissionFraction` of the whole tier's
+/// `capacityBytes` is refused, so that one large value cannot flush the cache.
+///
+/// Metrics, through swift-metrics, created once when the tier is made and incremented outside the
+/// shard locks as events happen (no batching, so they never lag; with no metrics backend
+/// bootstrapped an increment costs a few nanoseconds, see `docs/benchmarks.md`):
+/// - `layeredcache_memory_hits_total`: lookups that found their key;
+/// - `layeredcache_memory_misses_total`: lookups that did not;
+/// - `layeredcache_memory_evictions_total`: entries dropped to make room for another;
+/// - `layeredcache_memory_admission_refusals_total`: sets refused by admission or zero capacity.
+///
+/// ```swift
+/// let memory = MemoryTier(configuration: .init(capacityBytes: 256 << 20))
+/// memory.set(CacheEntry(value: body, storedAt: .now), for: "GET https://example.com/")
+/// if let entry = memory.entry(for: "GET https://example.com/") { send(entry.value) }
+/// ```
+public final class MemoryTier: Sendable {
+    /// How a memory tier is sized and split.
+    public struct Configuration: Sendable {
+        /// The most bytes the tier holds, counted by ``CacheEntry/cost(keyByteCount:)``. Defaults
+        /// to 64 MiB; 0 stores nothing, a valid "no cache". Must not be negative.
+        public var capacityBytes: Int
+        /// The most entries the tier holds. Defaults to 100,000; 0 stores nothing. Must not be
+        /// negative.
+        public var maximumEntryCount: Int
+        /// An entry costing more than this fraction of ``capacityBytes`` is refused. Defaults to
+        /// 0.05 (5%); must be in `0...1`.
+        public var admissionFraction: Double
+        /// How many independently locked shards the tier is split into. Defaults to 16; rounded up
+        /// to a power of two; must be at least 1. 1 gives one exact global LRU.
+        ///
+        /// The tier uses fewer shards when the budgets are small, so that each shard keeps a
+        /// meaningful part of them: it halves the count while a shard would get less than 1 MiB,
+        /// fewer than 64 entries, or less than the largest admissible entry
+        /// (`admissionFraction × capacityBytes`).
+        public var shardCount: Int
+
+        /// Creates a configuration; every parameter has the default documented on its property.
+        public init(
+            capacityBytes: Int = 64 << 20,
+            maximumEntryCount: Int = 100_000,
+            admissionFraction: Double = 0.05,
+            shardCount: Int = 16
+        ) {
+            self.capacityBytes = capacityBytes
+            self.maximumEntryCount = maximumEntryCount
+            self.admissionFraction = admissionFraction
+            self.shardCount = shardCount
+        }
+    }
+
+    /// What a tier holds.
+    public struct Usage: Sendable, Hashable {
+        /// The bytes held, counted by ``CacheEntry/cost(keyByteCount:)``.
+        public var bytes: Int
+        /// The number of entries held.
+        public var entryCount: Int
+    }
+
+    /// What a tier has done since it was created.
+    public struct Statistics: Sendable, Hashable {
+        /// Lookups that found their key.
+        public var hits: Int
+        /// Lookups that did not find their key.
+        public var misses: Int
+        /// Entries dropped to make room for another.
+        public var evictions: Int
+        /// Sets refused because the entry was too large for admission or the tier stores nothing.
+        public var admissionRefusals: Int
+    }
+
+    /// The configuration the tier was created with.
+    public let configuration: Configuration
+
+    /// The number of shards in use, after rounding and the reduction for small budgets.
+    package let shardCount: Int
+
+    private let shards: [Shard]
+    /// `64 - log2(shardCount)`: a digest shifted right by this picks the shard from its high bits
+    /// (the shard's own table hashes the whole digest).
+    private let shardShift: UInt64
+    private let hitCounter: Counter
+    private let missCounter: Counter
+    private let evictionCounter: Counter
+    private let refusalCounter: Counter
+
+    /// The smallest byte budget a shard is given when the tier has more than one shard.
+    package static let minimumShardBytes = 1 << 20
+    /// The smallest entry-count budget a shard is given when the tier has more than one shard.
+    package static let minimumShardEntryCount = 64
+
+    /// Creates an empty tier; its metrics go to the bootstrapped `MetricsSystem`.
+    /// - Parameter configuration: the budgets and the shard count. An invalid configuration
+    ///   (a negative budget, `admissionFraction` outside `0...1`, `shardCount` below 1) is a
+    ///   programmer error and stops the process.
+    /// - Complexity: O(shardCount).
+    public convenience init(configuration: Configuration = .init()) {
+        self.init(configuration: configuration, metricsFactory: MetricsSystem.factory)
+    }
+
+    /// Creates an empty tier whose metrics go to `metricsFactory`.
+    package init(configuration: Configuration, metricsFactory: any MetricsFactory) {
+        precondition(configuration.capacityBytes >= 0, "capacityBytes must not be negative")
+        precondition(configuration.maximumEntryCount >= 0, "maximumEntryCount must not be negative")
+        precondition(
+            (0.0...1.0).contains(configuration.admissionFraction),
+            "admissionFraction must be in 0...1"
+        )
+        precondition(configuration.shardCount >= 1, "shardCount must be at least 1")
+        self.configuration = configuration
+
+        let admissionLimit = Self.admissionLimit(for: configuration)
+        let shardCount = Self.effectiveShardCount(for: configuration)
+        self.shardCount = shardCount
+        self.shardShift = UInt64(64 - shardCount.trailingZeroBitCount)
+        // Spread the remainders over the first shards so that the budgets add up exactly.
+        let (bytesPerShard, extraBytes) = configuration.capacityBytes.quotientAndRemainder(dividingBy: shardCount)
+        let (countPerShard, extraCount) = configuration.maximumEntryCount.quotientAndRemainder(
+            dividingBy: shardCount
+        )
+        self.shards = (0..<shardCount).map { index in
+            Shard(
+                MemoryShard(
+                    costLimit: bytesPerShard + (index < extraBytes ? 1 : 0),
+                    countLimit: countPerShard + (index < extraCount ? 1 : 0),
+                    maximumEntryCost: admissionLimit
+                )
+            )
+        }
+
+        func counter(_ label: String) -> Counter {
+            Counter(label: label, dimensions: [], handler: metricsFactory.makeCounter(label: label, dimensions: []))
+        }
+        self.hitCounter = counter("layeredcache_memory_hits_total")
+        self.missCounter = counter("layeredcache_memory_misses_total")
+        self.evictionCounter = counter("layeredcache_memory_evictions_total")
+        self.refusalCounter = counter("layeredcache_memory_admission_refusals_total")
+    }
+
+    /// The largest admissible cost: `admissionFraction × capacityBytes`, rounded down.
+    package static func admissionLimit(for configuration: Configuration) -> Int {
+        let limit = configuration.admissionFraction * Double(configuration.capacityBytes)
+        return limit < Double(Int.max) ? Int(limit) : Int.max
+    }
+
+    /// The shard count a tier uses for `configuration`: `shardCount` rounded up to a power of two,
+    /// then halved while a shard would get less than ``minimumShardBytes``, fewer than
+    /// ``minimumShardEntryCount`` entries, or less than ``admissionLimit(for:)``.
+    package static func effectiveShardCount(for configuration: Configuration) -> Int {
+        // 2^16 shards is far more than any machine has cores; the cap keeps the shift in range.
+        var count = 1
+        while count < min(configuration.shardCount, 1 << 16) { count <<= 1 }
+        let admissionLimit = admissionLimit(for: configuration)
+        while count > 1 {
+            let bytes = configuration.capacityBytes / count
+            let entries = configuration.maximumEntryCount / count
+            if bytes >= minimumShardBytes, entries >= minimumShardEntryCount, bytes >= admissionLimit { break }
+            count >>= 1
+        }
+        return count
+    }
+
+    @inline(__always)
+    private func shard(for key: CacheKey) -> Shard {
+        shards[Int(truncatingIfNeeded: key.digest >> shardShift)]
+    }
+
+    /// The entry stored for `key`, which becomes the most recently used in its shard.
+    /// - Parameter key: the key to look up.
+    /// - Returns: the entry, or nil on a miss.
+    /// - Complexity: O(1) on average; the entry's bytes are not copied.
+    public func entry(for key: CacheKey) -> CacheEntry? {
+        let entry = shard(for: key).state.withLock { $0.entry(for: key) }
+        if entry != nil {
+            hitCounter.increment()
+        } else {
+            missCounter.increment()
+        }
+        return entry
+    }
+
+    /// Stores `entry` for `key` as the most recently used, evicting least recently used entries of
+    /// the key's shard until its budgets hold.
+    ///
+    /// An entry costing more than `admissionFraction × capacityBytes` is refused, and so is every
+    /// entry when the tier stores nothing. A refused set still removes the older entry for `key`,
+    /// so that a stale value is never served after a newer one was offered.
+    /// - Parameters:
+    ///   - entry: the entry to store.
+    ///   - key: its key.
+    /// - Returns: true when the entry was stored, false when it was refused.
+    /// - Complexity: O(1) on average, plus O(1) per evicted entry.
+    @discardableResult
+    public func set(_ entry: CacheEntry, for key: CacheKey) -> Bool {
+        let outcome = shard(for: key).state.withLock { $0.set(entry, for: key) }
+        if !outcome.stored {
+            refusalCounter.increment()
+        } else if outcome.evictions > 0 {
+            evictionCounter.increment(by: outcome.evictions)
+        }
+        return outcome.stored
+    }
+
+    /// Removes the entry stored for `key`.
+    /// - Parameter key: the key to remove.
+    /// - Returns: the removed entry, or nil when there was none.
+    /// - Complexity: O(1) on average.
+    @discardableResult
+    public func remove(_ key: CacheKey) -> CacheEntry? {
+        shard(for: key).state.withLock { $0.remove(key) }
+    }
+
+    /// Removes every entry and frees their memory. Statistics are kept.
+    /// - Complexity: O(n), one shard at a time.
+    public func removeAll() {
+        for shard in shards {
+            shard.state.withLock { $0.removeAll() }
+        }
+    }
+
+    /// Removes the entries whose ``CacheEntry/storedAt`` is at or after `date`.
+    /// - Parameter date: the earliest storage date removed.
+    /// - Returns: how many entries were removed.
+    /// - Complexity: O(n), one shard at a time.
+    @discardableResult
+    public func removeEntries(storedSince date: Date) -> Int {
+        var removed = 0
+        for shard in shards {
+            removed += shard.state.withLock { $0.removeEntries(storedSince: date) }
+        }
+        return removed
+    }
+
+    /// The bytes and entries held, summed over the shards one at a time (so not an atomic
+    /// snapshot while other tasks write).
+    /// - Complexity: O(shardCount).
+    public var usage: Usage {
+        var usage = Usage(bytes: 0, entryCount: 0)
+        for shard in shards {
+            shard.state.withLock { state in
+                usage.bytes += state.totalCost
+                usage.entryCount += state.count
+            }
+        }
+        return usage
+    }
+
+    /// The counters since the tier was created, summed over the shards one at a time.
+    /// - Complexity: O(shardCount).
+    public var statistics: Statistics {
+        var statistics = Statistics(hits: 0, misses: 0, evictions: 0, admissionRefusals: 0)
+        for shard in shards {
+            shard.state.withLock { state in
+                statistics.hits += state.hits
+                statistics.misses += state.misses
+                statistics.evictions += state.evictions
+                statistics.admissionRefusals += state.admissionRefusals
+            }
+        }
+        return statistics
+    }
+}
+
+/// One shard and its lock, in its own allocation: `Mutex` cannot be copied into an array.
+private final class Shard: Sendable {
+    let state: Mutex<MemoryShard>
+
+    init(_ shard: sending MemoryShard) {
+        state = Mutex(shard)
+    }
+}
