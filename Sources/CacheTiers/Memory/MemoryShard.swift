@@ -37,6 +37,10 @@ package struct MemoryShard {
     /// Sets refused because the entry costs more than ``maximumEntryCost`` or the shard holds
     /// nothing.
     package private(set) var admissionRefusals = 0
+    /// Counts the writes that changed what the shard holds for some key (sets, removals): a
+    /// promotion from a lower tier checks it to learn whether a newer write raced ahead of it.
+    /// Evictions do not count; they only forget.
+    package private(set) var writeGeneration: UInt64 = 0
 
     /// The most bytes the shard holds, counted by ``CacheEntry/cost(keyByteCount:)``.
     package let costLimit: Int
@@ -100,6 +104,28 @@ package struct MemoryShard {
         return nodes[Int(slot)].entry
     }
 
+    /// The entry for `key`, which becomes the most recently used; on a miss, the shard's
+    /// ``writeGeneration`` to hand to ``promote(_:for:ifUnchangedSince:)``.
+    /// - Complexity: O(1) on average.
+    package mutating func lookup(_ key: CacheKey) -> MemoryLookup {
+        if let entry = entry(for: key) { return .hit(entry) }
+        return .miss(generation: writeGeneration)
+    }
+
+    /// Stores `entry`, read from a lower tier, unless a write reached the shard since the miss
+    /// that returned `generation`: a newer set or a removal of the key must win over the older
+    /// bytes the lower tier returned.
+    /// - Returns: whether the entry was stored.
+    /// - Complexity: as ``set(_:for:)``.
+    package mutating func promote(
+        _ entry: CacheEntry,
+        for key: CacheKey,
+        ifUnchangedSince generation: UInt64
+    ) -> SetOutcome {
+        guard generation == writeGeneration else { return SetOutcome(stored: false, evictions: 0) }
+        return set(entry, for: key)
+    }
+
     /// The entry for `key` without counting a lookup or changing recency.
     /// - Complexity: O(1) on average.
     package func peek(_ key: CacheKey) -> CacheEntry? {
@@ -118,6 +144,7 @@ package struct MemoryShard {
     /// - Complexity: O(1) on average, plus O(1) per evicted entry.
     @discardableResult
     package mutating func set(_ entry: CacheEntry, for key: CacheKey) -> SetOutcome {
+        writeGeneration &+= 1
         let cost = entry.cost(keyByteCount: key.string.utf8.count)
         guard cost <= maximumEntryCost, countLimit > 0 else {
             admissionRefusals += 1
@@ -149,6 +176,7 @@ package struct MemoryShard {
     /// - Complexity: O(1) on average.
     @discardableResult
     package mutating func remove(_ key: CacheKey) -> CacheEntry? {
+        writeGeneration &+= 1
         guard let slot = index[key.digest], nodes[Int(slot)].key!.string == key.string else { return nil }
         let entry = nodes[Int(slot)].entry
         unlink(slot)
@@ -159,6 +187,7 @@ package struct MemoryShard {
     /// Removes every entry and frees the storage; the counters are kept.
     /// - Complexity: O(n).
     package mutating func removeAll() {
+        writeGeneration &+= 1
         index = [:]
         nodes = []
         head = Self.none
@@ -171,6 +200,7 @@ package struct MemoryShard {
     /// - Returns: how many entries were removed.
     /// - Complexity: O(n).
     package mutating func removeEntries(storedSince date: Date) -> Int {
+        writeGeneration &+= 1
         var removed = 0
         var slot = head
         while slot != Self.none {

@@ -205,6 +205,33 @@ public final class MemoryTier: Sendable {
         return entry
     }
 
+    /// The entry for `key`, as ``entry(for:)``; on a miss, the token that
+    /// ``promote(_:for:ifUnchangedSince:)`` needs.
+    /// - Complexity: O(1) on average.
+    package func lookup(_ key: CacheKey) -> MemoryLookup {
+        let lookup = shard(for: key).state.withLock { $0.lookup(key) }
+        if case .hit = lookup {
+            hitCounter.increment()
+        } else {
+            missCounter.increment()
+        }
+        return lookup
+    }
+
+    /// Stores `entry`, read from a lower tier after the miss that returned `generation`, unless a
+    /// set or removal reached the key's shard since: a promotion never overwrites a newer write or
+    /// brings back a removed key. A skipped promotion only costs a later lower-tier read.
+    /// - Returns: whether the entry was stored.
+    /// - Complexity: as ``set(_:for:)``.
+    @discardableResult
+    package func promote(_ entry: CacheEntry, for key: CacheKey, ifUnchangedSince generation: UInt64) -> Bool {
+        let outcome = shard(for: key).state.withLock {
+            $0.promote(entry, for: key, ifUnchangedSince: generation)
+        }
+        if outcome.evictions > 0 { evictionCounter.increment(by: outcome.evictions) }
+        return outcome.stored
+    }
+
     /// Stores `entry` for `key` as the most recently used, evicting least recently used entries of
     /// the key's shard until its budgets hold.
     ///
@@ -285,6 +312,12 @@ public final class MemoryTier: Sendable {
         }
         return statistics
     }
+}
+
+/// What a memory lookup found: the entry, or on a miss the shard's write generation at the time.
+package enum MemoryLookup {
+    case hit(CacheEntry)
+    case miss(generation: UInt64)
 }
 
 /// One shard and its lock, in its own allocation: `Mutex` cannot be copied into an array.
