@@ -19,12 +19,28 @@ public struct CacheEntry: Hashable, Sendable {
     /// When the entry was stored; `TieredCache.removeEntries(storedSince:)` uses it. The disk tier
     /// keeps it to the millisecond.
     public var storedAt: Date
+    /// A decoded form of the entry an upper layer attaches so that a memory hit need not decode
+    /// ``metadata`` again (`ResponseCache` keeps its parsed response here). The memory tier keeps
+    /// it with the entry; the disk tier never stores it. Not part of equality; it must describe
+    /// the same bytes as ``value`` and ``metadata``.
+    package var decoded: (any Sendable)?
 
     /// Creates an entry.
     public init(value: [UInt8], metadata: [UInt8] = [], storedAt: Date) {
         self.value = value
         self.metadata = metadata
         self.storedAt = storedAt
+        self.decoded = nil
+    }
+
+    public static func == (lhs: CacheEntry, rhs: CacheEntry) -> Bool {
+        lhs.value == rhs.value && lhs.metadata == rhs.metadata && lhs.storedAt == rhs.storedAt
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(value)
+        hasher.combine(metadata)
+        hasher.combine(storedAt)
     }
 
     /// The bytes this entry costs a tier: key, value, metadata, and a fixed per-entry overhead.

@@ -62,13 +62,24 @@ public struct TieredCache: Sendable, Service {
     /// reader racing a writer cannot put the older bytes back in front of the newer ones.
     /// - Complexity: O(1) per tier asked.
     public func entry(for key: CacheKey) async -> CacheEntry? {
+        await entry(for: key, preparingPromotion: { $0 })
+    }
+
+    /// The entry for `key`, as ``entry(for:)``, with `prepare` applied to a lower-tier hit before
+    /// it is promoted and returned: an upper layer attaches its decoded form there, or returns
+    /// nil for bytes it cannot use, which is then a miss and is not promoted.
+    package func entry(
+        for key: CacheKey,
+        preparingPromotion prepare: (CacheEntry) -> CacheEntry?
+    ) async -> CacheEntry? {
         let generation: UInt64
         switch memory.lookup(key) {
         case .hit(let entry): return entry
         case .miss(let missGeneration): generation = missGeneration
         }
         for tier in lowerTiers {
-            if let entry = try? await tier.entry(for: key) {
+            if let found = try? await tier.entry(for: key) {
+                guard let entry = prepare(found) else { return nil }
                 memory.promote(entry, for: key, ifUnchangedSince: generation)
                 return entry
             }

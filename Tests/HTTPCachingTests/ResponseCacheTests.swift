@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import CacheTestSupport
+import CacheTiers
+import Foundation
+import HTTPTypes
+import Testing
+
+@testable import HTTPCaching
+
+@Suite struct ResponseCacheTests {
+    static let requestTime = Date(timeIntervalSince1970: 1_700_000_000)
+
+    static func request(
+        _ url: String,
+        method: HTTPRequest.Method = .get,
+        _ fields: [(HTTPField.Name, String)] = []
+    ) -> HTTPRequest {
+        let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        let scheme = String(parts[0].dropLast())
+        var request = HTTPRequest(
+            method: method,
+            scheme: scheme,
+            authority: String(parts[2]),
+            path: parts.count > 3 ? "/" + parts[3] : "/"
+        )
+        for (name, value) in fields { request.headerFields.append(HTTPField(name: name, value: value)) }
+        return request
+    }
+
+    static func response(
+        _ body: String,
+        _ fields: [(HTTPField.Name, String)] = [],
+        userInfo: [String: UserInfoValue] = [:],
+        policy: StoragePolicy = .allowed
+    ) -> CachedResponse {
+        var headers = HTTPFields()
+        for (name, value) in fields { headers.append(HTTPField(name: name, value: value)) }
+        return CachedResponse(
+            response: HTTPResponse(status: .ok, headerFields: headers),
+            body: Array(body.utf8),
+            userInfo: userInfo,
+            storagePolicy: policy,
+            requestTime: requestTime,
+            responseTime: requestTime.addingTimeInterval(0.25)
+        )
+    }
+
+    static func configuration(
+        _ directory: TemporaryDirectory?,
+        memoryCapacity: Int = 4 << 20,
+        diskCapacity: Int = 64 << 20,
+        willCache: WillCache = .identity
+    ) -> ResponseCache.Configuration {
+        ResponseCache.Configuration(
+            memoryCapacity: memoryCapacity,
+            diskCapacity: diskCapacity,
+            directory: directory?.path,
+            willCache: willCache,
+            now: { requestTime.addingTimeInterval(1) }
+        )
+    }
+
+    func body(_ cached: CachedResponse?) -> String? {
+        cached.map { String(decoding: $0.body, as: UTF8.self) }
+    }
+
+    @Test func storesAndReturnsResponsesWithTheirHeadersAndUserInfo() async throws {
+        let cache = try ResponseCache(configuration: Self.configuration(nil))
+        let request = Self.request("https://api.example.com/v1/items")
+        let stored = Self.response("[1,2]", [(.eTag, "\"v1\"")], userInfo: ["page": 1])
+        #expect(try await cache.storeCachedResponse(stored, for: request))
+        let found = try #require(await cache.cachedResponse(for: request))
+        #expect(found == stored)
+        #expect(cache.currentMemoryUsage > 0)
+        #expect(await cache.cachedResponse(for: Self.request("https://api.example.com/v1/other")) == nil)
+    }
+
+    /// Linux URLCache defect: it ignored the query and the scheme (`?page=1` answered `?page=2`).
+    @Test(arguments: [
+        ("https://h.example/list?page=1", "https://h.example/list?page=2", false),
+        ("https://h.example/list?page=1", "http://h.example/list?page=1", false),
+        ("https://h.example/list?a=1&b=2", "https://h.example/list?b=2&a=1", false),
+        ("https://h.example/list", "https://H.EXAMPLE/list", true),
+        ("https://h.example/list", "https://h.example:443/list", true),
+        ("http://h.example/list", "http://h.example:80/list", true),
+        ("http://h.example/list", "http://h.example:8080/list", false),
+        ("https://h.example/list", "https://h.example/LIST", false),
+    ])
+    func keyIsMethodAndFullURL(stored: String, asked: String, same: Bool) async throws {
+        let cache = try ResponseCache(configuration: Self.configuration(nil))
+        try await cache.storeCachedResponse(Self.response("stored"), for: Self.request(stored))
+        #expect(body(await cache.cachedResponse(for: Self.request(asked))) == (same ? "stored" : nil))
+        #expect(await cache.cachedResponse(for: Self.request(stored, method: .post)) == nil)
+    }
+
+    /// Linux URLCache defect: it never stored responses with Vary. RFC 9111 §4.1.
+    @Test func varyKeepsOneVariantPerSelectingFieldValues() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try ResponseCache(configuration: Self.configuration(directory))
+            let url = "https://h.example/greeting"
+            for (language, text) in [("en", "hello"), ("fr", "bonjour")] {
+                try await cache.storeCachedResponse(
+                    Self.response(text, [(.vary, "Accept-Language")]),
+                    for: Self.request(url, [(.acceptLanguage, language)])
+                )
+            }
+            try await cache.storeCachedResponse(
+                Self.response("no language", [(.vary, "accept-language")]),
+                for: Self.request(url)
+            )
+            #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "en")]))) == "hello")
+            #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "fr")]))) == "bonjour")
+            #expect(body(await cache.cachedResponse(for: Self.request(url))) == "no language")
+            #expect(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "de")])) == nil)
+            // The variants survive a cold memory tier.
+            cache.tiers.memory.removeAll()
+            #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "fr")]))) == "bonjour")
+            // Removing the URL removes every variant.
+            try await cache.removeCachedResponse(for: Self.request(url))
+            #expect(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "en")])) == nil)
+            #expect(await cache.tiers.disk?.usage.entryCount == 0)
+        }
+    }
+
+    /// RFC 9111 §4.1: whitespace and line splitting do not make a different variant; `Vary: *`
+    /// never matches, so it is not stored.
+    @Test func varyComparesNormalizedValuesAndStarNeverMatches() async throws {
+        let cache = try ResponseCache(configuration: Self.configuration(nil))
+        let url = "https://h.example/v"
+        try await cache.storeCachedResponse(
+            Self.response("gz", [(.vary, "Accept-Encoding")]),
+            for: Self.request(url, [(.acceptEncoding, "gzip, br")])
+        )
+        let split = Self.request(url, [(.acceptEncoding, "gzip"), (.acceptEncoding, "br")])
+        #expect(body(await cache.cachedResponse(for: split)) == "gz")
+        #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptEncoding, "gzip,br")]))) == "gz")
+        let star = try await cache.storeCachedResponse(Self.response("any", [(.vary, "*")]), for: Self.request(url))
+        #expect(!star)
+    }
+
+    /// A response that drops Vary replaces all the variants.
+    @Test func aPlainResponseReplacesVariants() async throws {
+        let cache = try ResponseCache(configuration: Self.configuration(nil))
+        let url = "https://h.example/r"
+        try await cache.storeCachedResponse(
+            Self.response("en", [(.vary, "Accept-Language")]),
+            for: Self.request(url, [(.acceptLanguage, "en")])
+        )
+        try await cache.storeCachedResponse(Self.response("plain"), for: Self.request(url))
+        #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "en")]))) == "plain")
+        #expect(cache.tiers.memory.usage.entryCount == 1)
+    }
+
+    @Test func headIsAnsweredFromAStoredGet() async throws {
+        let cache = try ResponseCache(configuration: Self.configuration(nil))
+        try await cache.storeCachedResponse(Self.response("body"), for: Self.request("https://h.example/x"))
+        #expect(body(await cache.cachedResponse(for: Self.request("https://h.example/x", method: .head))) == "body")
+    }
+
+    @Test func willCacheHooksStripDowngradeStampAndVeto() async throws {
+        try await withTemporaryDirectory { directory in
+            let stamp = Date(timeIntervalSince1970: 1_800_000_000)
+            let cache = try ResponseCache(
+                configuration: Self.configuration(
+                    directory,
+                    willCache: WillCache.stripCredentials.then(.stampStoredDate(key: "stored", now: { stamp }))
+                )
+            )
+            let request = Self.request("https://h.example/me", [(.authorization, "Bearer secret")])
+            let response = Self.response("mine", [(.setCookie, "session=1"), (.contentType, "text/plain")])
+            try await cache.storeCachedResponse(response, for: request)
+            let found = try #require(await cache.cachedResponse(for: request))
+            #expect(found.response.headerFields[.setCookie] == nil)
+            #expect(found.response.headerFields[.contentType] == "text/plain")
+            #expect(found.userInfo["stored"] == .date(stamp))
+
+            // Per call: downgrade to memory only, then veto.
+            let memoryOnly = WillCache.memoryOnly { _, request in request.path == "/private" }
+            try await cache.storeCachedResponse(
+                Self.response("p"),
+                for: Self.request("https://h.example/private"),
+                willCache: memoryOnly
+            )
+            #expect(await cache.tiers.disk?.usage.entryCount == 1)
+            #expect(body(await cache.cachedResponse(for: Self.request("https://h.example/private"))) == "p")
+            let vetoed = try await cache.storeCachedResponse(
+                Self.response("v"),
+                for: Self.request("https://h.example/veto"),
+                willCache: .never { response, _ in response.body.count < 10 }
+            )
+            #expect(!vetoed)
+            #expect(await cache.cachedResponse(for: Self.request("https://h.example/veto")) == nil)
+        }
+    }
+
+    @Test func notAllowedStoresNothing() async throws {
+        let cache = try ResponseCache(configuration: Self.configuration(nil))
+        let stored = try await cache.storeCachedResponse(
+            Self.response("x", policy: .notAllowed),
+            for: Self.request("https://h.example/n")
+        )
+        #expect(!stored)
+        #expect(cache.currentMemoryUsage == 0)
+    }
+
+    /// Headers and userInfo round-trip through a reopened disk cache.
+    @Test func responsesSurviveAReopen() async throws {
+        try await withTemporaryDirectory { directory in
+            let request = Self.request("https://h.example/items?page=3", [(.acceptLanguage, "en")])
+            let stored = Self.response(
+                "{\"items\":[]}",
+                [(.vary, "Accept-Language"), (.eTag, "W/\"7\""), (.cacheControl, "max-age=60")],
+                userInfo: ["tags": ["a", "b"], "weight": 2.5]
+            )
+            do {
+                let cache = try ResponseCache(configuration: Self.configuration(directory))
+                try await cache.storeCachedResponse(stored, for: request)
+                try await cache.tiers.disk?.close()
+            }
+            let cache = try ResponseCache(configuration: Self.configuration(directory))
+            var expected = stored
+            expected.varyingRequestFields = [.acceptLanguage: "en"]
+            #expect(await cache.cachedResponse(for: request) == expected)
+        }
+    }
+
+    /// Linux URLCache defect: it did not apply its 5% rule. A body over 5% of the memory capacity
+    /// stays out of memory; over 5% of the disk capacity, out of the disk too.
+    @Test func fivePercentAdmissionRulePerTier() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try ResponseCache(
+                configuration: Self.configuration(directory, memoryCapacity: 1 << 20, diskCapacity: 8 << 20)
+            )
+            let medium = String(repeating: "m", count: 100_000)
+            try await cache.storeCachedResponse(Self.response(medium), for: Self.request("https://h.example/m"))
+            #expect(cache.currentMemoryUsage == 0)
+            #expect(body(await cache.cachedResponse(for: Self.request("https://h.example/m"))) == medium)
+            // Incompressible, so that its stored size is over 5% of the disk too.
+            var large = Self.response("")
+            large.body = SampleData.random(count: 600_000)
+            try await cache.storeCachedResponse(large, for: Self.request("https://h.example/l"))
+            #expect(await cache.cachedResponse(for: Self.request("https://h.example/l")) == nil)
+        }
+    }
+
+    @Test func removeAllAndRemoveSince() async throws {
+        let clock = ManualDate(Self.requestTime)
+        var configuration = Self.configuration(nil)
+        configuration.now = { clock.now }
+        let cache = try ResponseCache(configuration: configuration)
+        try await cache.storeCachedResponse(Self.response("old"), for: Self.request("https://h.example/old"))
+        clock.now = Self.requestTime.addingTimeInterval(100)
+        try await cache.storeCachedResponse(Self.response("new"), for: Self.request("https://h.example/new"))
+        try await cache.removeCachedResponses(since: Self.requestTime.addingTimeInterval(50))
+        #expect(body(await cache.cachedResponse(for: Self.request("https://h.example/old"))) == "old")
+        #expect(await cache.cachedResponse(for: Self.request("https://h.example/new")) == nil)
+        try await cache.removeAllCachedResponses()
+        #expect(await cache.cachedResponse(for: Self.request("https://h.example/old")) == nil)
+    }
+
+    /// Metadata that no longer decodes is a miss and is dropped, never a crash or wrong bytes.
+    @Test func undecodableRecordIsAMissAndIsDropped() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try ResponseCache(configuration: Self.configuration(directory))
+            let request = Self.request("https://h.example/bad")
+            let key = try #require(ResponseCache.primaryKey(for: request))
+            try await cache.tiers.set(
+                CacheEntry(value: [1, 2], metadata: [1, 9, 9], storedAt: .now),
+                for: CacheKey(key)
+            )
+            cache.tiers.memory.removeAll()
+            #expect(await cache.cachedResponse(for: request) == nil)
+            #expect(await cache.tiers.disk?.entry(for: CacheKey(key)) == nil)
+        }
+    }
+
+    @Test func negativeCapacityIsAClearError() {
+        #expect(throws: CacheError.self) {
+            try ResponseCache(configuration: .init(memoryCapacity: -1))
+        }
+    }
+}
+
+/// A settable clock for tests.
+final class ManualDate: @unchecked Sendable {
+    // Protected by `lock`.
+    private var value: Date
+    private let lock = NSLock()
+
+    init(_ value: Date) { self.value = value }
+
+    var now: Date {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}
