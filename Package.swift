@@ -59,6 +59,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "CacheTiers", "HTTPCaching", "CLZ4", "CacheTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
             path: "Benchmarks"

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// `swift run -c release Benchmarks [--quick] [--filter SUBSTRING]`
+/// `swift run -c release Benchmarks [--quick] [--filter SUBSTRING]`: a filter that names suites
+/// (codec, memory, response) runs those; any other keeps the workloads containing it.
 @main
 enum BenchmarksMain {
-    static func main() throws {
+    static func main() async throws {
         var arguments = CommandLine.arguments.dropFirst()
         var quick = false
         var filter: String?
@@ -23,16 +24,18 @@ enum BenchmarksMain {
         print("WARNING: this is a debug build; figures mean nothing. Run: swift run -c release Benchmarks")
         #endif
 
-        let suites: [(name: String, run: (Bool) throws -> [BenchmarkResult])] = [
+        let suites: [(name: String, run: (Bool) async throws -> [BenchmarkResult])] = [
             ("codec", CodecBenchmarks.run),
             ("memory", MemoryTierBenchmarks.run),
+            ("response", ResponseCacheBenchmarks.run),
         ]
+        // A filter naming suites runs only those; any other filter runs every suite and keeps the
+        // rows whose workload contains it.
+        let named = suites.filter { suite in filter.map { suite.name.contains($0) } ?? true }
         var results: [BenchmarkResult] = []
-        for suite in suites {
-            let selected = try suite.run(quick)
-            results += selected.filter {
-                filter == nil || $0.workload.contains(filter!) || suite.name.contains(filter!)
-            }
+        for suite in named.isEmpty ? suites : named {
+            let rows = try await suite.run(quick)
+            results += named.isEmpty ? rows.filter { $0.workload.contains(filter!) } : rows
         }
         ResultTable.print(results)
     }

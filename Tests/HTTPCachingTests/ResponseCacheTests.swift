@@ -123,6 +123,21 @@ import Testing
         }
     }
 
+    /// RFC 9111 §4.1 and RFC 9110 §4.2.3: scheme and host compare case-insensitively, a default
+    /// port equals none, the fragment is not sent; path and query are compared exactly.
+    @Test(arguments: [
+        ("GET", "HTTPS", "Example.COM:443", "/a/B?q=X#frag", "GET https://example.com/a/B?q=X"),
+        ("GET", "http", "h.example:80", "", "GET http://h.example/"),
+        ("HEAD", "http", "h.example:8080", "/", "HEAD http://h.example:8080/"),
+        ("GET", "https", "h.example:80", "/", "GET https://h.example:80/"),
+        ("GET", "http", "h.example:", "/x", "GET http://h.example/x"),
+        ("GET", "https", "[::1]:443", "/é?ü=1", "GET https://[::1]/é?ü=1"),
+        ("GET", "https", "h.example", "#only", "GET https://h.example/"),
+    ])
+    func urlKeyNormalization(method: String, scheme: String, authority: String, path: String, expected: String) {
+        #expect(URLKey.make(method: method, scheme: scheme, authority: authority, path: path) == expected)
+    }
+
     /// RFC 9111 §4.1: whitespace and line splitting do not make a different variant; `Vary: *`
     /// never matches, so it is not stored.
     @Test func varyComparesNormalizedValuesAndStarNeverMatches() async throws {

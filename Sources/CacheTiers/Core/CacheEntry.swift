@@ -21,9 +21,9 @@ public struct CacheEntry: Hashable, Sendable {
     public var storedAt: Date
     /// A decoded form of the entry an upper layer attaches so that a memory hit need not decode
     /// ``metadata`` again (`ResponseCache` keeps its parsed response here). The memory tier keeps
-    /// it with the entry; the disk tier never stores it. Not part of equality; it must describe
-    /// the same bytes as ``value`` and ``metadata``.
-    package var decoded: (any Sendable)?
+    /// it with the entry; the disk tier never stores it. Not part of equality; a class, so that reading it back is a pointer compare; it must
+    /// describe the same bytes as ``value`` and ``metadata``.
+    package var decoded: (any AnyObject & Sendable)?
 
     /// Creates an entry.
     public init(value: [UInt8], metadata: [UInt8] = [], storedAt: Date) {

@@ -72,11 +72,21 @@ public struct TieredCache: Sendable, Service {
         for key: CacheKey,
         preparingPromotion prepare: (CacheEntry) -> CacheEntry?
     ) async -> CacheEntry? {
-        let generation: UInt64
         switch memory.lookup(key) {
         case .hit(let entry): return entry
-        case .miss(let missGeneration): generation = missGeneration
+        case .miss(let generation):
+            return await lowerEntry(for: key, memoryGeneration: generation, preparingPromotion: prepare)
         }
+    }
+
+    /// The entry for `key` from the lower tiers, after a memory miss that returned `generation`;
+    /// see ``entry(for:preparingPromotion:)``. Callers that look memory up themselves (to answer
+    /// a hit without an `async` call) use it for the rest.
+    package func lowerEntry(
+        for key: CacheKey,
+        memoryGeneration generation: UInt64,
+        preparingPromotion prepare: (CacheEntry) -> CacheEntry?
+    ) async -> CacheEntry? {
         for tier in lowerTiers {
             if let found = try? await tier.entry(for: key) {
                 guard let entry = prepare(found) else { return nil }

@@ -4,21 +4,6 @@ import HTTPTypes
 
 // Interim stand-ins until the RFC 9111 rules land in Rules/; replaced by them.
 
-enum CacheKeyRule {
-    static func normalizedURL(of request: HTTPRequest) -> String? {
-        guard let scheme = request.scheme?.lowercased(), let authority = request.authority?.lowercased() else {
-            return nil
-        }
-        var host = authority
-        if scheme == "http", host.hasSuffix(":80") { host.removeLast(3) }
-        if scheme == "https", host.hasSuffix(":443") { host.removeLast(4) }
-        var path = request.path ?? "/"
-        if let hash = path.firstIndex(of: "#") { path = String(path[..<hash]) }
-        if path.isEmpty { path = "/" }
-        return scheme + "://" + host + path
-    }
-}
-
 enum VaryRule {
     static func fieldNames(in fields: HTTPFields) -> [String]? {
         var names: Set<String> = []
@@ -39,8 +24,7 @@ enum VaryRule {
             .map { trimmed($0) }.joined(separator: ",")
     }
 
-    static func matches(stored: CachedResponse, request: HTTPRequest) -> Bool {
-        guard let names = fieldNames(in: stored.response.headerFields) else { return false }
+    static func matches(names: [String], stored: CachedResponse, request: HTTPRequest) -> Bool {
         for name in names {
             guard let fieldName = HTTPField.Name(name) else { return false }
             if normalizedValue(of: fieldName, in: stored.varyingRequestFields)

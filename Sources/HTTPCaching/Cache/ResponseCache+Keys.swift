@@ -3,10 +3,16 @@
 import HTTPTypes
 
 extension ResponseCache {
-    /// The tier key of `request`'s responses: method and normalized URL (RFC 9111 §4.1).
+    /// The tier key of `request`'s responses: method and normalized URL (RFC 9111 §4.1), as
+    /// `GET https://host/path?query`.
     static func primaryKey(for request: HTTPRequest, method: HTTPRequest.Method? = nil) -> String? {
-        guard let url = CacheKeyRule.normalizedURL(of: request) else { return nil }
-        return (method ?? request.method).rawValue + " " + url
+        guard let scheme = request.scheme, let authority = request.authority else { return nil }
+        return URLKey.make(
+            method: (method ?? request.method).rawValue,
+            scheme: scheme,
+            authority: authority,
+            path: request.path ?? "/"
+        )
     }
 
     /// The lowercased, sorted, distinct field names `Vary` lists: empty without `Vary`, nil for
@@ -43,8 +49,9 @@ extension ResponseCache {
         return key
     }
 
-    /// Whether a stored response answers `request`'s varying fields.
-    static func matches(_ response: CachedResponse, _ request: HTTPRequest) -> Bool {
-        VaryRule.matches(stored: response, request: request)
+    /// Whether a stored response answers `request`'s varying fields (RFC 9111 §4.1).
+    static func matches(_ box: StoredRecord.Box, _ response: CachedResponse, _ request: HTTPRequest) -> Bool {
+        guard let names = box.varyFieldNames else { return false }
+        return names.isEmpty || VaryRule.matches(names: names, stored: response, request: request)
     }
 }

@@ -43,7 +43,7 @@ extension ResponseCache {
         guard let varyNames = Self.varyFieldNames(response.response.headerFields) else { return false }
         let now = configuration.now()
         if varyNames.isEmpty {
-            let old = await record(for: primaryKey)
+            let old = await record(for: primaryKey)?.record
             try await tiers.set(
                 StoredRecord.response(response).entry(storedAt: now),
                 for: CacheKey(primaryKey),
@@ -62,7 +62,7 @@ extension ResponseCache {
             policy: response.storagePolicy
         )
         var index = VariantIndex()
-        if case .variants(let existing) = await record(for: primaryKey) { index = existing }
+        if case .variants(let existing) = await record(for: primaryKey)?.record { index = existing }
         let forgotten = index.insert(.init(fieldNames: varyNames, key: variantKey))
         try await tiers.set(StoredRecord.variants(index).entry(storedAt: now), for: CacheKey(primaryKey))
         for variant in forgotten { _ = try? await tiers.remove(CacheKey(variant.key)) }
@@ -75,7 +75,12 @@ extension ResponseCache {
     /// - Returns: the response, or nil when nothing matches or what was stored no longer decodes.
     /// - Complexity: one tier lookup, two when the URL has variants.
     public func cachedResponse(for request: HTTPRequest) async -> CachedResponse? {
-        await storedResponses(for: request).first
+        guard let primaryKey = Self.primaryKey(for: request) else { return nil }
+        // The common case first: one plain response under the primary key.
+        if let box = await record(for: primaryKey), case .response(let response) = box.record {
+            return Self.matches(box, response, request) ? response : nil
+        }
+        return await storedResponses(for: request).first
     }
 
     /// Every stored response matching `request`, newest variant first.
@@ -94,7 +99,7 @@ extension ResponseCache {
     public func removeCachedResponse(for request: HTTPRequest) async throws {
         for method in [HTTPRequest.Method.get, .head] {
             guard let primaryKey = Self.primaryKey(for: request, method: method) else { continue }
-            if case .variants(let index) = await record(for: primaryKey) {
+            if case .variants(let index) = await record(for: primaryKey)?.record {
                 for variant in index.variants { try await tiers.remove(CacheKey(variant.key)) }
             }
             try await tiers.remove(CacheKey(primaryKey))
@@ -117,13 +122,21 @@ extension ResponseCache {
 
     /// The record under `key`, decoded once and kept decoded in memory; nil on a miss or when the
     /// bytes do not decode (which is then logged and forgotten).
-    private func record(for key: String) async -> StoredRecord? {
+    private func record(for key: String) async -> StoredRecord.Box? {
         let cacheKey = CacheKey(key)
+        let generation: UInt64
+        switch tiers.memory.lookup(cacheKey) {
+        case .hit(let entry):
+            if let box = entry.decoded as? StoredRecord.Box { return box }
+            return (try? StoredRecord(entry)).map(StoredRecord.Box.init)
+        case .miss(let missGeneration):
+            generation = missGeneration
+        }
         var undecodable: (any Error)?
-        let entry = await tiers.entry(for: cacheKey) { entry in
+        let entry = await tiers.lowerEntry(for: cacheKey, memoryGeneration: generation) { entry in
             do {
                 var prepared = entry
-                prepared.decoded = try StoredRecord(entry)
+                prepared.decoded = StoredRecord.Box(try StoredRecord(entry))
                 return prepared
             } catch {
                 undecodable = error
@@ -139,15 +152,15 @@ extension ResponseCache {
             return nil
         }
         guard let entry else { return nil }
-        return try? StoredRecord(entry)
+        if let box = entry.decoded as? StoredRecord.Box { return box }
+        return (try? StoredRecord(entry)).map(StoredRecord.Box.init)
     }
 
     private func matchingResponses(primaryKey: String, request: HTTPRequest) async -> [CachedResponse] {
-        switch await record(for: primaryKey) {
-        case nil:
-            return []
+        guard let box = await record(for: primaryKey) else { return [] }
+        switch box.record {
         case .response(let response):
-            return Self.matches(response, request) ? [response] : []
+            return Self.matches(box, response, request) ? [response] : []
         case .variants(let index):
             var found: [CachedResponse] = []
             var triedKeys: Set<String> = []
@@ -155,7 +168,9 @@ extension ResponseCache {
                 // Only the variant whose key the request's own fields produce can match.
                 let key = Self.variantKey(primaryKey: primaryKey, names: variant.fieldNames, request: request)
                 guard key == variant.key, triedKeys.insert(key).inserted else { continue }
-                if case .response(let response) = await record(for: key), Self.matches(response, request) {
+                if let variantBox = await record(for: key), case .response(let response) = variantBox.record,
+                    Self.matches(variantBox, response, request)
+                {
                     found.append(response)
                 }
             }

@@ -24,8 +24,8 @@ enum StoredRecord: Sendable {
     /// - Throws: ``CacheError/Code/corruptData`` or ``CacheError/Code/unsupportedFormat`` for bytes
     ///   that do not decode; the caller treats them as a miss.
     init(_ entry: CacheEntry) throws {
-        if let decoded = entry.decoded as? StoredRecord {
-            self = decoded
+        if let decoded = entry.decoded as? Box {
+            self = decoded.record
         } else if entry.metadata.first == Self.variantIndexTag {
             self = .variants(try VariantIndex(decoding: entry.value))
         } else {
@@ -46,8 +46,24 @@ enum StoredRecord: Sendable {
         case .variants(let index):
             entry = CacheEntry(value: index.encoded(), metadata: [Self.variantIndexTag], storedAt: storedAt)
         }
-        entry.decoded = self
+        entry.decoded = Box(self)
         return entry
+    }
+
+    /// A record attached to its tier entry, with what every lookup needs worked out once.
+    final class Box: Sendable {
+        let record: StoredRecord
+        /// For a response, its `Vary` field names (``ResponseCache/varyFieldNames(_:)``).
+        let varyFieldNames: [String]?
+
+        init(_ record: StoredRecord) {
+            self.record = record
+            if case .response(let response) = record {
+                varyFieldNames = ResponseCache.varyFieldNames(response.response.headerFields)
+            } else {
+                varyFieldNames = []
+            }
+        }
     }
 }
 

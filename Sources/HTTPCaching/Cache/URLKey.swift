@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Builds the primary cache key of a request in one pass and one allocation (it runs on every
+/// lookup): `METHOD scheme://authority/path?query` with the scheme and host lowercased (ASCII;
+/// hosts reach HTTP in ASCII or percent-encoded form), the scheme's default port dropped, the
+/// fragment dropped, and path and query kept byte for byte (RFC 9111 §4.1, RFC 9110 §4.2.3).
+enum URLKey {
+    static func make(method: String, scheme: String, authority: String, path: String) -> String {
+        let capacity = method.utf8.count + 1 + scheme.utf8.count + 3 + authority.utf8.count + path.utf8.count + 1
+        return String(unsafeUninitializedCapacity: capacity) { buffer in
+            var writer = Writer(buffer: buffer)
+            writer.append(method, lowercase: false)
+            writer.append(UInt8(ascii: " "))
+            let schemeStart = writer.count
+            writer.append(scheme, lowercase: true)
+            let schemeLength = writer.count - schemeStart
+            let defaultPort: [UInt8]? =
+                schemeLength == 4 && matches(buffer, at: schemeStart, "http")
+                ? httpPort
+                : schemeLength == 5 && matches(buffer, at: schemeStart, "https") ? httpsPort : nil
+            writer.append(UInt8(ascii: ":"))
+            writer.append(UInt8(ascii: "/"))
+            writer.append(UInt8(ascii: "/"))
+            let authorityStart = writer.count
+            writer.append(authority, lowercase: true)
+            // Drop an explicit default port ("example.com:443" for https), and a bare ":".
+            if let defaultPort {
+                let portLength = defaultPort.count
+                let end = writer.count
+                if end - authorityStart > portLength, matches(buffer, at: end - portLength, defaultPort) {
+                    writer.count -= portLength
+                }
+            }
+            if writer.count > authorityStart, buffer[writer.count - 1] == UInt8(ascii: ":") { writer.count -= 1 }
+            let pathStart = writer.count
+            writer.append(path, lowercase: false, stopAt: UInt8(ascii: "#"))
+            if writer.count == pathStart { writer.append(UInt8(ascii: "/")) }
+            return writer.count
+        }
+    }
+
+    private static let httpPort = Array(":80".utf8)
+    private static let httpsPort = Array(":443".utf8)
+
+    private static func matches(
+        _ buffer: UnsafeMutableBufferPointer<UInt8>,
+        at offset: Int,
+        _ text: StaticString
+    ) -> Bool {
+        text.withUTF8Buffer { matches(buffer, at: offset, $0) }
+    }
+
+    private static func matches(
+        _ buffer: UnsafeMutableBufferPointer<UInt8>,
+        at offset: Int,
+        _ bytes: some Collection<UInt8>
+    ) -> Bool {
+        var index = offset
+        for byte in bytes {
+            guard index < buffer.count, buffer[index] == byte else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    private struct Writer {
+        let buffer: UnsafeMutableBufferPointer<UInt8>
+        var count = 0
+
+        mutating func append(_ byte: UInt8) {
+            buffer[count] = byte
+            count += 1
+        }
+
+        mutating func append(_ text: String, lowercase: Bool, stopAt stop: UInt8? = nil) {
+            let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
+                append(bytes, lowercase: lowercase, stopAt: stop)
+            }
+            if copied == nil { append(text.utf8, lowercase: lowercase, stopAt: stop) }
+        }
+
+        private mutating func append<Bytes: Collection<UInt8>>(_ bytes: Bytes, lowercase: Bool, stopAt stop: UInt8?) {
+            for byte in bytes {
+                if byte == stop { return }
+                append(lowercase && byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte)
+            }
+        }
+
+        private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>, lowercase: Bool, stopAt stop: UInt8?) {
+            guard let source = bytes.baseAddress, let destination = buffer.baseAddress else { return }
+            var length = bytes.count
+            if let stop, let found = memchr(source, Int32(stop), length) {
+                length = UnsafeRawPointer(found) - UnsafeRawPointer(source)
+            }
+            precondition(count + length <= buffer.count)
+            if lowercase {
+                for index in 0..<length {
+                    let byte = source[index]
+                    destination[count + index] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+                }
+            } else {
+                (destination + count).update(from: source, count: length)
+            }
+            count += length
+        }
+    }
+}
