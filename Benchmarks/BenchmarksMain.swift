@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// `swift run -c release Benchmarks [--quick] [--filter SUBSTRING]`: a filter that names suites
-/// (codec, memory, response) runs those; any other keeps the workloads containing it.
+/// (codec, memory, disk, response) runs those; any other keeps the workloads containing it.
 @main
 enum BenchmarksMain {
     static func main() async throws {
@@ -27,6 +27,7 @@ enum BenchmarksMain {
         let suites: [(name: String, run: (Bool) async throws -> [BenchmarkResult])] = [
             ("codec", CodecBenchmarks.run),
             ("memory", MemoryTierBenchmarks.run),
+            ("disk", DiskTierBenchmarks.run),
             ("response", ResponseCacheBenchmarks.run),
         ]
         // A filter naming suites runs only those; any other filter runs every suite and keeps the
