@@ -290,6 +290,64 @@ import Testing
         }
     }
 
+    /// RFC 9111 §3: what must not be stored is refused, whatever the hooks say.
+    @Test func refusesWhatMustNotBeStored() async throws {
+        let cache = try ResponseCache(configuration: Self.configuration(nil))
+        let noStore = try await cache.storeCachedResponse(
+            Self.response("x", [(.cacheControl, "no-store")]),
+            for: Self.request("https://h.example/s")
+        )
+        #expect(!noStore)
+        let shared = try ResponseCache(configuration: .init(mode: .shared))
+        let privateResponse = try await shared.storeCachedResponse(
+            Self.response("x", [(.cacheControl, "private, max-age=60")]),
+            for: Self.request("https://h.example/p")
+        )
+        #expect(!privateResponse)
+    }
+
+    /// Decide, revalidate, apply the 304, and the response is fresh again (RFC 9111 §4.3).
+    @Test func revalidationRoundTrip() async throws {
+        let cache = try ResponseCache(configuration: Self.configuration(nil))
+        let request = Self.request("https://h.example/r")
+        try await cache.storeCachedResponse(
+            Self.response("v1", [(.cacheControl, "max-age=60"), (.eTag, "\"v1\"")]),
+            for: request
+        )
+        let fresh = await cache.decision(for: request, now: Self.requestTime.addingTimeInterval(30))
+        #expect(fresh.action == .useStored && fresh.isFresh)
+        let stale = await cache.decision(for: request, now: Self.requestTime.addingTimeInterval(90))
+        #expect(stale.action == .revalidate)
+        #expect(stale.request?.headerFields[.ifNoneMatch] == "\"v1\"")
+        let later = Self.requestTime.addingTimeInterval(90)
+        let freshened = try await cache.freshen(
+            with: HTTPResponse(status: .notModified, headerFields: [.eTag: "\"v1\"", .cacheControl: "max-age=120"]),
+            for: request,
+            requestTime: later,
+            responseTime: later
+        )
+        #expect(freshened.map { String(decoding: $0.body, as: UTF8.self) } == "v1")
+        let after = await cache.decision(for: request, now: later.addingTimeInterval(100))
+        #expect(after.action == .useStored)
+        #expect(after.stored?.response.headerFields[.cacheControl] == "max-age=120")
+    }
+
+    /// RFC 9111 §4.4: a successful POST invalidates its target and same-origin Location.
+    @Test func unsafeMethodsInvalidate() async throws {
+        let cache = try ResponseCache(configuration: Self.configuration(nil))
+        for path in ["items", "items/7", "other"] {
+            try await cache.storeCachedResponse(Self.response(path), for: Self.request("https://h.example/\(path)"))
+        }
+        let count = try await cache.invalidate(
+            after: HTTPResponse(status: .created, headerFields: [.location: "/items/7"]),
+            to: Self.request("https://h.example/items", method: .post)
+        )
+        #expect(count == 2)
+        #expect(await cache.cachedResponse(for: Self.request("https://h.example/items")) == nil)
+        #expect(await cache.cachedResponse(for: Self.request("https://h.example/items/7")) == nil)
+        #expect(body(await cache.cachedResponse(for: Self.request("https://h.example/other"))) == "other")
+    }
+
     @Test func negativeCapacityIsAClearError() {
         #expect(throws: CacheError.self) {
             try ResponseCache(configuration: .init(memoryCapacity: -1))

@@ -14,7 +14,8 @@ extension ResponseCache {
     /// Stores `cachedResponse` as the answer to `request`, after the configuration's ``WillCache``
     /// hook and then `willCache`.
     ///
-    /// Nothing is stored when a hook vetoes, when the storage policy (after the hooks) is
+    /// Nothing is stored when RFC 9111 §3 forbids it (``CacheRules/reasonNotToStore(_:for:)``),
+    /// when a hook vetoes, when the storage policy (after the hooks) is
     /// ``StoragePolicy/notAllowed``, when the request has no URL, or when the response's `Vary`
     /// is `*`. A stored response replaces the one stored for the same URL and variant.
     /// - Parameters:
@@ -32,6 +33,10 @@ extension ResponseCache {
         for request: HTTPRequest,
         willCache: WillCache? = nil
     ) async throws -> Bool {
+        if let reason = rules.reasonNotToStore(cachedResponse.response, for: request) {
+            configuration.logger.debug("not storing a response", metadata: ["reason": "\(reason)"])
+            return false
+        }
         guard var response = configuration.willCache(cachedResponse, for: request) else { return false }
         if let willCache {
             guard let changed = willCache(response, for: request) else { return false }

@@ -25,8 +25,10 @@ public import Foundation
 /// several variants of its URL and only answers requests whose varying fields match it;
 /// `Vary: *` matches nothing and is not stored.
 ///
-/// ``storeCachedResponse(_:for:willCache:)`` runs the configuration's ``WillCache`` hook and then
-/// the call's; the response's ``CachedResponse/storagePolicy`` decides the tiers. Like URLCache,
+/// ``storeCachedResponse(_:for:willCache:)`` stores only what RFC 9111 §3 allows in the configured
+/// mode (no `no-store`, no `private` in a shared cache, …; see ``CacheRules``), runs the
+/// configuration's ``WillCache`` hook and then the call's; the response's
+/// ``CachedResponse/storagePolicy`` decides the tiers. Like URLCache,
 /// ``cachedResponse(for:)`` returns what is stored whatever its age: whether it is fresh is the
 /// caller's question (RFC 9111 §4.2).
 ///
@@ -91,6 +93,8 @@ public struct ResponseCache: Sendable, Service {
     public let configuration: Configuration
     /// The tiers underneath.
     public let tiers: TieredCache
+    /// The RFC 9111 rules for the configured mode.
+    public let rules: CacheRules
 
     /// Opens a response cache: a memory tier, and a disk tier when the configuration names a
     /// directory.
@@ -119,6 +123,7 @@ public struct ResponseCache: Sendable, Service {
     public init(configuration: Configuration, tiers: TieredCache) {
         self.configuration = configuration
         self.tiers = tiers
+        self.rules = CacheRules(mode: configuration.mode)
     }
 
     /// The memory tier's byte budget.

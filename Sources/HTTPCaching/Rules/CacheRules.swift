@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// The rules of [RFC 9111](https://www.rfc-editor.org/rfc/rfc9111) as pure functions over
+/// values: storability (§3), freshness and age (§4.2), serving stale (§4.2.4, RFC 5861),
+/// validation (§4.3) and invalidation (§4.4). Nothing here reads a clock or does I/O; the time is
+/// passed in.
+public struct CacheRules: Hashable, Sendable {
+    /// Shared or private (RFC 9111 §1).
+    public var mode: ResponseCache.Mode
+    /// The fraction of the time since `Last-Modified` that a response without explicit freshness
+    /// stays fresh (§4.2.2). Defaults to 0.1.
+    public var heuristicFraction: Double
+    /// The longest heuristic freshness lifetime, in seconds. Defaults to one day.
+    public var maximumHeuristicLifetime: TimeInterval
+
+    /// Creates the rules for a cache of `mode`.
+    public init(
+        mode: ResponseCache.Mode = .private,
+        heuristicFraction: Double = 0.1,
+        maximumHeuristicLifetime: TimeInterval = 86_400
+    ) {
+        self.mode = mode
+        self.heuristicFraction = heuristicFraction
+        self.maximumHeuristicLifetime = maximumHeuristicLifetime
+    }
+
+    /// The status codes that are heuristically cacheable (RFC 9110 §15.1). 206 is left out: this
+    /// cache does not store partial content.
+    public static let heuristicallyCacheableStatuses: Set<Int> = [
+        200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501,
+    ]
+
+    // MARK: - Storability (§3)
+
+    /// Whether a cache of this mode may store `response` to `request`
+    /// ([RFC 9111 §3](https://www.rfc-editor.org/rfc/rfc9111#section-3)).
+    /// - Returns: nil when it may, else why not (for logs and tests).
+    public func reasonNotToStore(_ response: HTTPResponse, for request: HTTPRequest) -> String? {
+        guard request.method == .get || request.method == .head else { return "method \(request.method)" }
+        let status = response.status.code
+        guard status >= 200 else { return "interim status \(status)" }
+        guard status != 206, status != 304 else { return "status \(status)" }
+        let requestDirectives = CacheControl(request.headerFields, isRequest: true)
+        let directives = CacheControl(response.headerFields)
+        if requestDirectives.noStore { return "request no-store" }
+        if directives.noStore { return "response no-store" }
+        if mode.isShared, directives.isPrivate { return "private in a shared cache" }
+        if mode.isShared, request.headerFields[.authorization] != nil,
+            !(directives.mustRevalidate || directives.isPublic || directives.sharedMaxAge != nil)
+        {
+            // §3.5
+            return "Authorization in a shared cache"
+        }
+        if VaryRule.fieldNames(in: response.headerFields) == nil { return "Vary: *" }
+        let explicitlyCacheable =
+            directives.isPublic || (directives.isPrivate && !mode.isShared)
+            || !response.headerFields[values: .expires].isEmpty || directives.maxAge != nil
+            || (mode.isShared && directives.sharedMaxAge != nil)
+        guard explicitlyCacheable || Self.heuristicallyCacheableStatuses.contains(status) else {
+            return "status \(status) without explicit freshness"
+        }
+        return nil
+    }
+
+    /// Whether a cache of this mode may store `response` to `request` (§3).
+    public func isStorable(_ response: HTTPResponse, for request: HTTPRequest) -> Bool {
+        reasonNotToStore(response, for: request) == nil
+    }
+
+    // MARK: - Freshness (§4.2)
+
+    /// The freshness lifetime of `response`, in seconds
+    /// ([RFC 9111 §4.2.1](https://www.rfc-editor.org/rfc/rfc9111#section-4.2.1)): `s-maxage` in
+    /// a shared cache, else `max-age`, else `Expires` minus `Date`, else a heuristic from
+    /// `Last-Modified` where allowed (§4.2.2), else 0.
+    /// - Parameter responseTime: when the response was received; stands in for a missing or
+    ///   invalid `Date`.
+    public func freshnessLifetime(of response: HTTPResponse, responseTime: Date) -> TimeInterval {
+        let directives = CacheControl(response.headerFields)
+        if mode.isShared, let sharedMaxAge = directives.sharedMaxAge { return TimeInterval(sharedMaxAge) }
+        if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
+        let date = Self.dateValue(response.headerFields, responseTime: responseTime)
+        let expiresLines = response.headerFields[values: .expires]
+        if let first = expiresLines.first {
+            // An invalid date (such as "0") is in the past; conflicting lines mean stale (§4.2.1).
+            guard expiresLines.allSatisfy({ $0 == first }), let expires = HTTPDate.parse(first, now: responseTime)
+            else { return 0 }
+            return max(0, expires.timeIntervalSince(date))
+        }
+        // §4.2.2: heuristics only for heuristically cacheable statuses or explicit `public`.
+        guard Self.heuristicallyCacheableStatuses.contains(response.status.code) || directives.isPublic,
+            let lastModifiedText = response.headerFields[.lastModified],
+            let lastModified = HTTPDate.parse(lastModifiedText, now: responseTime)
+        else { return 0 }
+        let sinceModified = max(0, date.timeIntervalSince(lastModified))
+        return min(maximumHeuristicLifetime, sinceModified * heuristicFraction)
+    }
+
+    /// The `Date` of a response, or `responseTime` when it has none or an invalid one.
+    static func dateValue(_ fields: HTTPFields, responseTime: Date) -> Date {
+        fields[.date].flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
+    }
+
+    /// The current age of a stored response, in seconds
+    /// ([RFC 9111 §4.2.3](https://www.rfc-editor.org/rfc/rfc9111#section-4.2.3)):
+    ///
+    /// ```
+    /// apparent_age = max(0, response_time - date_value)
+    /// response_delay = response_time - request_time
+    /// corrected_age_value = age_value + response_delay
+    /// corrected_initial_age = max(apparent_age, corrected_age_value)
+    /// resident_time = now - response_time
+    /// current_age = corrected_initial_age + resident_time
+    /// ```
+    /// An `Age` that is not a non-negative integer is ignored (§5.1); of a list, the first member
+    /// counts.
+    public static func currentAge(of stored: CachedResponse, now: Date) -> TimeInterval {
+        let fields = stored.response.headerFields
+        let dateValue = dateValue(fields, responseTime: stored.responseTime)
+        let apparentAge = max(0, stored.responseTime.timeIntervalSince(dateValue))
+        let responseDelay = max(0, stored.responseTime.timeIntervalSince(stored.requestTime))
+        let ageValue =
+            fields[.age].flatMap { value in
+                CacheControl.seconds(value.split(separator: ",").first.map { $0.trimmingOWS() })
+            } ?? 0
+        let correctedAgeValue = TimeInterval(ageValue) + responseDelay
+        let correctedInitialAge = max(apparentAge, correctedAgeValue)
+        let residentTime = max(0, now.timeIntervalSince(stored.responseTime))
+        return correctedInitialAge + residentTime
+    }
+
+    /// The `Age` field value to send with a stored response served at `now` (§5.1): whole
+    /// seconds, capped at 2^31.
+    public static func ageHeaderValue(of stored: CachedResponse, now: Date) -> String {
+        let age = currentAge(of: stored, now: now)
+        return String(Int(min(Double(CacheControl.maximumDeltaSeconds), age.rounded(.down))))
+    }
+}
