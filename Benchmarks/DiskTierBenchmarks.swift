@@ -140,7 +140,7 @@ enum DiskTierBenchmarks {
                     latencies.append(Harness.nanoseconds(of: clock.now - start))
                     precondition(entry?.value.count ?? 0 >= hotValueBytes)
                 }
-                storeSamples.append(summarize(latencies))
+                storeSamples.append(Harness.summarize(latencies))
             }
             try store.close()
         }
@@ -159,7 +159,7 @@ enum DiskTierBenchmarks {
                     latencies.append(Harness.nanoseconds(of: clock.now - start))
                     precondition(entry?.value.count ?? 0 >= hotValueBytes)
                 }
-                tierSamples.append(summarize(latencies))
+                tierSamples.append(Harness.summarize(latencies))
             }
             try await tier.close()
         }
@@ -245,7 +245,7 @@ enum DiskTierBenchmarks {
                 }
                 try await tier.close()
                 let total = latencies.reduce(0, +)
-                let summary = summarize(latencies)
+                let summary = Harness.summarize(latencies)
                 samples.append((Double(count) / total * 1e9, Double(bytes) / total * 1e3, summary.p50, summary.p99))
             }
             let opsPerSecond = Harness.median(samples.map(\.opsPerSecond))
@@ -308,16 +308,7 @@ enum DiskTierBenchmarks {
             latencies.append(Harness.nanoseconds(of: clock.now - start))
             precondition(found != nil, "URLCache must hit")
         }
-        let summary = summarize(latencies)
+        let summary = Harness.summarize(latencies)
         return (summary.opsPerSecond, summary.p50, summary.p99, gets, Double(entries) / storeNanos * 1e9)
-    }
-
-    static func summarize(_ latencies: [Double]) -> (p50: Double, p99: Double, opsPerSecond: Double) {
-        let sorted = latencies.sorted()
-        return (
-            Harness.percentile(sorted, 0.5),
-            Harness.percentile(sorted, 0.99),
-            Double(latencies.count) / latencies.reduce(0, +) * 1e9
-        )
     }
 }

@@ -53,6 +53,21 @@ enum Harness {
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
+    /// p50, p99 and throughput of per-operation latencies in nanoseconds, each the mean of
+    /// `operationsEach` operations timed together (1 when each was timed alone).
+    static func summarize(
+        _ perOperation: [Double],
+        operationsEach: Int = 1
+    ) -> (p50: Double, p99: Double, opsPerSecond: Double) {
+        let sorted = perOperation.sorted()
+        let total = perOperation.reduce(0, +) * Double(operationsEach)
+        return (
+            percentile(sorted, 0.5),
+            percentile(sorted, 0.99),
+            Double(perOperation.count * operationsEach) / total * 1e9
+        )
+    }
+
     static func percentile(_ sortedValues: [Double], _ fraction: Double) -> Double {
         precondition(!sortedValues.isEmpty)
         let index = min(sortedValues.count - 1, Int((Double(sortedValues.count) * fraction).rounded(.down)))

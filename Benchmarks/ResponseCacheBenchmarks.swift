@@ -95,7 +95,7 @@ enum ResponseCacheBenchmarks {
                 perLookup.append(Harness.nanoseconds(of: clock.now - start) / Double(batchSize))
             }
             precondition(hits == order.count, "URLCache must hit every lookup")
-            return summarize(perLookup)
+            return Harness.summarize(perLookup, operationsEach: batchSize)
         }
 
         func ourRound() async -> (p50: Double, p99: Double, opsPerSecond: Double) {
@@ -110,7 +110,7 @@ enum ResponseCacheBenchmarks {
                 perLookup.append(Harness.nanoseconds(of: clock.now - start) / Double(batchSize))
             }
             precondition(hits == order.count, "ResponseCache must hit every lookup")
-            return summarize(perLookup)
+            return Harness.summarize(perLookup, operationsEach: batchSize)
         }
 
         var ours: [(p50: Double, p99: Double, opsPerSecond: Double)] = []
@@ -141,15 +141,5 @@ enum ResponseCacheBenchmarks {
                 ratio: opsPerSecond / reference
             )
         }
-    }
-
-    static func summarize(_ perLookup: [Double]) -> (p50: Double, p99: Double, opsPerSecond: Double) {
-        let total = perLookup.reduce(0, +) * Double(batchSize)
-        let sorted = perLookup.sorted()
-        return (
-            Harness.percentile(sorted, 0.5),
-            Harness.percentile(sorted, 0.99),
-            Double(perLookup.count * batchSize) / total * 1e9
-        )
     }
 }

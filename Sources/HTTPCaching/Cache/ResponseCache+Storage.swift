@@ -80,20 +80,23 @@ extension ResponseCache {
     /// - Returns: the response, or nil when nothing matches or what was stored no longer decodes.
     /// - Complexity: one tier lookup, two when the URL has variants.
     public func cachedResponse(for request: HTTPRequest) async -> CachedResponse? {
-        guard let primaryKey = Self.primaryKey(for: request) else { return nil }
-        // The common case first: one plain response under the primary key.
-        if let box = await record(for: primaryKey), case .response(let response) = box.record {
-            return Self.matches(box, response, request) ? response : nil
+        // The common case without an array or a second call: one plain response, one lookup.
+        if request.method != .head, let primaryKey = Self.primaryKey(for: request) {
+            guard let box = await record(for: primaryKey) else { return nil }
+            if case .response(let response) = box.record {
+                return Self.matches(box, response, request) ? response : nil
+            }
+            return await matching(box, primaryKey: primaryKey, request: request, limit: 1).first
         }
-        return await storedResponses(for: request).first
+        return await storedResponses(for: request, limit: 1).first
     }
 
-    /// Every stored response matching `request`, newest variant first.
-    func storedResponses(for request: HTTPRequest) async -> [CachedResponse] {
+    /// The stored responses matching `request`, newest variant first, at most `limit` of them.
+    func storedResponses(for request: HTTPRequest, limit: Int = .max) async -> [CachedResponse] {
         guard let primaryKey = Self.primaryKey(for: request) else { return [] }
-        var found = await matchingResponses(primaryKey: primaryKey, request: request)
+        var found = await matchingResponses(primaryKey: primaryKey, request: request, limit: limit)
         if found.isEmpty, request.method == .head, let getKey = Self.primaryKey(for: request, method: .get) {
-            found = await matchingResponses(primaryKey: getKey, request: request)
+            found = await matchingResponses(primaryKey: getKey, request: request, limit: limit)
         }
         return found
     }
@@ -161,15 +164,25 @@ extension ResponseCache {
         return (try? StoredRecord(entry)).map(StoredRecord.Box.init)
     }
 
-    private func matchingResponses(primaryKey: String, request: HTTPRequest) async -> [CachedResponse] {
+    private func matchingResponses(primaryKey: String, request: HTTPRequest, limit: Int) async -> [CachedResponse] {
         guard let box = await record(for: primaryKey) else { return [] }
+        return await matching(box, primaryKey: primaryKey, request: request, limit: limit)
+    }
+
+    /// The responses of the record under `primaryKey` that match `request`'s varying fields.
+    private func matching(
+        _ box: StoredRecord.Box,
+        primaryKey: String,
+        request: HTTPRequest,
+        limit: Int
+    ) async -> [CachedResponse] {
         switch box.record {
         case .response(let response):
             return Self.matches(box, response, request) ? [response] : []
         case .variants(let index):
             var found: [CachedResponse] = []
             var triedKeys: Set<String> = []
-            for variant in index.variants {
+            for variant in index.variants where found.count < limit {
                 // Only the variant whose key the request's own fields produce can match.
                 let key = Self.variantKey(primaryKey: primaryKey, names: variant.fieldNames, request: request)
                 guard key == variant.key, triedKeys.insert(key).inserted else { continue }
