@@ -9,6 +9,8 @@ let package = Package(
     products: [
         .library(name: "CacheTiers", targets: ["CacheTiers"]),
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
+        .library(name: "CachingClient", targets: ["CachingClient"]),
+        .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
         .executable(name: "cache-tool", targets: ["cache-tool"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
     ],
@@ -19,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.24.0"),
     ],
     targets: [
         .systemLibrary(
@@ -42,6 +46,36 @@ let package = Package(
                 "CacheTiers",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "CachingClient",
+            dependencies: [
+                "HTTPCaching",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The only module that imports AsyncHTTPClient.
+        .target(
+            name: "AsyncHTTPClientTransport",
+            dependencies: [
+                "CachingClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // A programmable HTTP/1.1 origin on loopback for the client and proxy tests.
+        .target(
+            name: "TestOriginSupport",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .target(
@@ -85,6 +119,15 @@ let package = Package(
             dependencies: [
                 "HTTPCaching", "CacheTiers", "CacheTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .testTarget(
+            name: "CachingClientTests",
+            dependencies: [
+                "CachingClient", "AsyncHTTPClientTransport", "HTTPCaching", "CacheTiers", "TestOriginSupport",
+                "CacheTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
     ],

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import HTTPCaching
+public import HTTPTypes
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension CachingHTTPClient {
+    /// Fetches `request` under `policy` and returns the final answer.
+    ///
+    /// Never throws: a failure is an answer too, with ``FetchResult/error`` set and, where the
+    /// policy allows, the stored response served stale. Use ``FetchResult/requireBody()`` to turn
+    /// it into a body or an error.
+    /// - Parameters:
+    ///   - request: the request; its URL must be absolute.
+    ///   - body: the request body, for methods that carry one.
+    ///   - policy: how to use the cache; nil: the configuration's.
+    ///   - freshness: the soft and hard TTLs; nil: the configuration's.
+    ///   - willCache: a hook for this request's response alone, run after the cache's own.
+    /// - Returns: the final answer.
+    public func fetch(
+        _ request: HTTPRequest,
+        body: [UInt8]? = nil,
+        policy: CachePolicy? = nil,
+        freshness: FreshnessClass? = nil,
+        willCache: WillCache? = nil
+    ) async -> FetchResult {
+        let call = Call(request, body, policy ?? configuration.policy, freshness ?? configuration.freshness, willCache)
+        switch await plan(call) {
+        case .answer(let result):
+            return result
+        case .answerAndRefresh(let result, let step):
+            refresh(step)
+            return result
+        case .answerThenNetwork(_, let step), .network(let step):
+            return await network(step)
+        }
+    }
+
+    /// Fetches `request` under `policy`, yielding every answer: under
+    /// ``CachePolicy/staleWhileRevalidate`` a stale stored answer at once (not final), then the
+    /// network's (final); under every other policy the final answer alone.
+    ///
+    /// The work happens as the sequence is iterated, in the iterating task.
+    /// - Parameters: as for ``fetch(_:body:policy:freshness:willCache:)``.
+    /// - Returns: the answers, the last one final.
+    public func results(
+        for request: HTTPRequest,
+        body: [UInt8]? = nil,
+        policy: CachePolicy? = nil,
+        freshness: FreshnessClass? = nil,
+        willCache: WillCache? = nil
+    ) -> FetchResults {
+        let call = Call(request, body, policy ?? configuration.policy, freshness ?? configuration.freshness, willCache)
+        return FetchResults(client: self, call: call)
+    }
+
+    /// Starts a background refresh, unless the key is backing off.
+    func refresh(_ step: NetworkStep) {
+        let key = Self.backoffKey(step.original)
+        let at = now
+        guard backoffTable.withLock({ $0.backingOff(key, now: at) }) == nil else { return }
+        flights.start(Self.flightKey(step.request)) { await self.exchange(step) }
+    }
+}
+
+/// One call's parameters.
+struct Call: Sendable {
+    var request: HTTPRequest
+    var body: [UInt8]?
+    var policy: CachePolicy
+    var freshness: FreshnessClass
+    var willCache: WillCache?
+
+    init(
+        _ request: HTTPRequest,
+        _ body: [UInt8]?,
+        _ policy: CachePolicy,
+        _ freshness: FreshnessClass,
+        _ willCache: WillCache?
+    ) {
+        self.request = request
+        self.body = body
+        self.policy = policy
+        self.freshness = freshness
+        self.willCache = willCache
+    }
+}
+
+/// What a call does: answer from the cache, ask the network, or both.
+enum Plan: Sendable {
+    /// Answer now; nothing more.
+    case answer(FetchResult)
+    /// Answer now (final), and refresh the entry in the background.
+    case answerAndRefresh(FetchResult, NetworkStep)
+    /// Answer now (not final), then with the network's answer.
+    case answerThenNetwork(FetchResult, NetworkStep)
+    /// Answer with the network's answer.
+    case network(NetworkStep)
+}
+
+extension CachingHTTPClient {
+    /// Where a stored entry stands against the call's freshness class.
+    enum EntryAge { case fresh, stale, pastHardTTL }
+
+    func plan(_ call: Call) async -> Plan {
+        let request = call.request
+        var step = NetworkStep(
+            request: request,
+            original: request,
+            body: call.body,
+            stored: nil,
+            fallback: false,
+            timeout: nil,
+            willCache: call.willCache,
+            freshness: call.freshness
+        )
+        let isSafe = request.method == .get || request.method == .head
+        if !isSafe || call.policy.kind == .networkOnly { return .network(step) }
+
+        let at = now
+        let decision = await cache.decision(for: request, now: at)
+        guard let stored = decision.stored else {
+            switch call.policy.kind {
+            case .cacheOnly:
+                return .answer(missing(.notCached, "nothing is cached for the request and the policy is cache-only"))
+            case .useProtocol where decision.action == .gatewayTimeout:
+                return .answer(missing(.notCached, "only-if-cached, and nothing usable is cached"))
+            default:
+                return .network(step)
+            }
+        }
+        step.stored = stored
+        step.request = decision.request ?? cache.rules.conditionalRequest(for: request, stored: [stored])
+        let age = entryAge(stored, decision: decision, freshness: call.freshness, now: at)
+        func fromCache(isFinal: Bool = true) -> FetchResult {
+            answer(
+                from: stored,
+                freshness: age == .fresh ? .fresh : .stale(.expired),
+                ttl: call.freshness,
+                now: at,
+                isFinal: isFinal
+            )
+        }
+
+        switch call.policy.kind {
+        case .cacheOnly, .returnCacheDataElseLoad:
+            return .answer(fromCache())
+        case .cacheFirst:
+            step.fallback = true
+            switch age {
+            case .fresh: return .answer(fromCache())
+            case .stale: return .answerAndRefresh(fromCache(), step)
+            case .pastHardTTL: return .network(step)
+            }
+        case .staleWhileRevalidate:
+            step.fallback = true
+            switch age {
+            case .fresh: return .answer(fromCache())
+            case .stale: return .answerThenNetwork(fromCache(isFinal: false), step)
+            case .pastHardTTL: return .network(step)
+            }
+        case .networkFirst(let timeout):
+            step.fallback = true
+            step.timeout = timeout ?? configuration.networkFirstTimeout
+            return .network(step)
+        case .useProtocol:
+            step.fallback = decision.mayServeStaleOnError
+            if call.freshness.softTTL != nil || call.freshness.hardTTL != nil {
+                switch age {
+                case .fresh: return .answer(fromCache())
+                case .stale: return .answerAndRefresh(fromCache(), step)
+                case .pastHardTTL: return .network(step)
+                }
+            }
+            switch decision.action {
+            case .useStored: return .answer(fromCache())
+            case .useStale: return .answer(fromCache())
+            case .useStaleAndRevalidate: return .answerAndRefresh(fromCache(), step)
+            case .gatewayTimeout:
+                return .answer(missing(.notCached, "only-if-cached, and what is cached is stale"))
+            default: return .network(step)
+            }
+        case .networkOnly:
+            return .network(step)
+        }
+    }
+
+    /// Fresh within the soft TTL (or by HTTP without one), stale up to the hard TTL, then past it.
+    func entryAge(_ stored: CachedResponse, decision: CacheDecision, freshness: FreshnessClass, now: Date) -> EntryAge {
+        let sinceValidation = now.timeIntervalSince(stored.validatedAt)
+        if let hard = freshness.hardTTL, sinceValidation >= hard.seconds { return .pastHardTTL }
+        if let soft = freshness.softTTL { return sinceValidation < soft.seconds ? .fresh : .stale }
+        return decision.action == .useStored ? .fresh : .stale
+    }
+
+    /// An answer from the stored response, with a current `Age`.
+    func answer(
+        from stored: CachedResponse,
+        freshness: Freshness,
+        ttl: FreshnessClass,
+        now: Date,
+        isFinal: Bool = true,
+        error: CachingClientError? = nil
+    ) -> FetchResult {
+        var response = stored.response
+        response.headerFields[.age] = CacheRules.ageHeaderValue(of: stored, now: now)
+        return FetchResult(
+            response: response,
+            body: stored.body,
+            source: .cache,
+            freshness: freshness,
+            fetchedAt: stored.responseTime,
+            validatedAt: stored.validatedAt,
+            expiresAt: expiresAt(of: stored, freshness: ttl, now: now),
+            isFinal: isFinal,
+            error: error
+        )
+    }
+
+    /// When `stored` stops being fresh: after the soft TTL when there is one, else by HTTP.
+    func expiresAt(of stored: CachedResponse, freshness: FreshnessClass, now: Date) -> Date? {
+        if let soft = freshness.softTTL {
+            return stored.validatedAt.addingTimeInterval(soft.seconds)
+        }
+        let lifetime = cache.rules.freshnessLifetime(of: stored.response, responseTime: stored.responseTime)
+        return now.addingTimeInterval(lifetime - CacheRules.currentAge(of: stored, now: now))
+    }
+
+    func missing(_ code: CachingClientError.Code, _ message: String) -> FetchResult {
+        FetchResult(
+            response: nil,
+            body: nil,
+            source: .none,
+            freshness: .missing,
+            error: CachingClientError(code: code, message: message)
+        )
+    }
+}

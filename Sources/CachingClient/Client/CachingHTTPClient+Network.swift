@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import HTTPCaching
+import HTTPTypes
+import Logging
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What to send, and what to fall back to.
+struct NetworkStep: Sendable {
+    /// The request to send: the caller's, with validators added when revalidating.
+    var request: HTTPRequest
+    /// The caller's request.
+    var original: HTTPRequest
+    var body: [UInt8]?
+    /// The stored response being revalidated, and the fallback.
+    var stored: CachedResponse?
+    /// Whether ``stored`` may answer, stale, when the network fails.
+    var fallback: Bool
+    /// A deadline for the answer (network-first), after which ``stored`` answers.
+    var timeout: Duration?
+    var willCache: WillCache?
+    var freshness: FreshnessClass
+
+    var isSafe: Bool { original.method == .get || original.method == .head }
+}
+
+/// What the network said, after the cache took it in.
+struct NetworkOutcome: Sendable {
+    var response: HTTPResponse?
+    var body: [UInt8]?
+    var source: FetchResult.Source
+    var fetchedAt: Date?
+    var validatedAt: Date?
+    /// The answer as it is stored now (for its expiry), when it was stored.
+    var stored: CachedResponse?
+    var error: CachingClientError?
+}
+
+extension CachingHTTPClient {
+    /// Sends `step` (joining identical work in flight for `GET` / `HEAD`) and turns the outcome
+    /// into the caller's answer.
+    func network(_ step: NetworkStep) async -> FetchResult {
+        guard step.isSafe else { return result(of: await exchange(step), for: step) }
+        let key = Self.flightKey(step.request)
+        let outcome: NetworkOutcome?
+        if let timeout = step.timeout {
+            outcome = await withTaskGroup(of: NetworkOutcome?.self) { group in
+                group.addTask { await self.flights.value(for: key) { await self.exchange(step) } }
+                group.addTask {
+                    try? await self.configuration.clock.sleep(for: timeout)
+                    guard !Task.isCancelled else { return nil }
+                    let error = CachingClientError(code: .timeout, message: "no answer within \(timeout)")
+                    return NetworkOutcome(response: nil, body: nil, source: .none, error: error)
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+        } else {
+            outcome = await flights.value(for: key) { await self.exchange(step) }
+        }
+        guard let outcome else {
+            return FetchResult(
+                response: nil,
+                body: nil,
+                source: .none,
+                freshness: .missing,
+                error: CachingClientError(code: .cancelled, message: "the caller was cancelled")
+            )
+        }
+        return result(of: outcome, for: step)
+    }
+
+    /// One exchange with the origin, and what it changes in the cache: a 304 freshens the stored
+    /// response, a storable response replaces it, a 5xx leaves it, an unsafe method's success
+    /// invalidates. Records the backoff.
+    func exchange(_ step: NetworkStep) async -> NetworkOutcome {
+        let backoffKey = Self.backoffKey(step.original)
+        let start = now
+        if let state = backoffTable.withLock({ $0.backingOff(backoffKey, now: start) }) {
+            let error = CachingClientError(
+                code: .backingOff,
+                message: "backing off after \(state.failures) failure(s), until \(state.until)",
+                underlying: state.lastError
+            )
+            return NetworkOutcome(response: nil, body: nil, source: .none, error: error)
+        }
+        do {
+            var requestTime = start
+            var answer = try await send(step.request, body: step.body)
+            var responseTime = now
+            if answer.response.status == .notModified, step.request != step.original {
+                if let freshened = try await cache.freshen(
+                    with: answer.response,
+                    for: step.original,
+                    requestTime: requestTime,
+                    responseTime: responseTime
+                ) {
+                    recordSuccess(backoffKey)
+                    return NetworkOutcome(
+                        response: freshened.response,
+                        body: freshened.body,
+                        source: .revalidated,
+                        fetchedAt: freshened.responseTime,
+                        validatedAt: freshened.validatedAt,
+                        stored: freshened
+                    )
+                }
+                // The 304 selects nothing stored (RFC 9111 §4.3.3): ask again without conditions.
+                requestTime = now
+                answer = try await send(step.original, body: step.body)
+                responseTime = now
+            }
+            return await take(answer, for: step, requestTime: requestTime, responseTime: responseTime)
+        } catch {
+            let failure = CachingClientError.classify(error)
+            if failure.code != .cancelled { recordFailure(backoffKey, failure) }
+            return NetworkOutcome(response: nil, body: nil, source: .none, error: failure)
+        }
+    }
+
+    private func take(
+        _ answer: HTTPTransportResponse,
+        for step: NetworkStep,
+        requestTime: Date,
+        responseTime: Date
+    ) async -> NetworkOutcome {
+        let status = answer.response.status.code
+        let error = CachingClientError.classify(answer.response)
+        var stored: CachedResponse?
+        if status >= 500 || status == 429 {
+            recordFailure(Self.backoffKey(step.original), error!)
+        } else {
+            recordSuccess(Self.backoffKey(step.original))
+            if step.isSafe {
+                let candidate = CachedResponse(
+                    response: answer.response,
+                    body: answer.body,
+                    requestTime: requestTime,
+                    responseTime: responseTime
+                )
+                do {
+                    if try await cache.storeCachedResponse(candidate, for: step.original, willCache: step.willCache) {
+                        stored = candidate
+                    }
+                } catch {
+                    configuration.logger.warning("could not store a response", metadata: ["error": "\(error)"])
+                }
+            } else if status < 400 {
+                do {
+                    try await cache.invalidate(after: answer.response, to: step.original)
+                } catch {
+                    configuration.logger.warning("could not invalidate", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        return NetworkOutcome(
+            response: answer.response,
+            body: answer.body,
+            source: .network,
+            fetchedAt: responseTime,
+            validatedAt: responseTime,
+            stored: stored,
+            error: error
+        )
+    }
+
+    private func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> HTTPTransportResponse {
+        exchanges.add(1, ordering: .relaxed)
+        configuration.logger.debug(
+            "network request",
+            metadata: ["method": "\(request.method)", "path": "\(request.path ?? "")"]
+        )
+        return try await transport.send(request, body: body, timeout: configuration.requestTimeout)
+    }
+
+    private func recordFailure(_ key: String, _ error: CachingClientError) {
+        let policy = configuration.backoff
+        guard policy.maximum > .zero else { return }
+        let at = now
+        let random = configuration.random
+        _ = backoffTable.withLock { $0.recordFailure(key, error: error, now: at, policy: policy, random: random) }
+    }
+
+    private func recordSuccess(_ key: String) {
+        backoffTable.withLock { $0.recordSuccess(key) }
+    }
+
+    /// The caller's answer from what the network said: the network's answer, or the stored
+    /// response, stale, when the network failed and the step allows it.
+    func result(of outcome: NetworkOutcome, for step: NetworkStep) -> FetchResult {
+        let at = now
+        if let error = outcome.error, Self.allowsFallback(error), step.fallback, let stored = step.stored {
+            let reason: StaleReason =
+                error.code == .noConnection || error.code == .backingOff ? .offline : .revalidationFailed
+            return answer(from: stored, freshness: .stale(reason), ttl: step.freshness, now: at, error: error)
+        }
+        guard let response = outcome.response else {
+            return FetchResult(response: nil, body: nil, source: .none, freshness: .missing, error: outcome.error)
+        }
+        let expiry = outcome.stored.flatMap { expiresAt(of: $0, freshness: step.freshness, now: at) }
+        return FetchResult(
+            response: response,
+            body: outcome.body,
+            source: outcome.source,
+            freshness: .fresh,
+            fetchedAt: outcome.fetchedAt,
+            validatedAt: outcome.validatedAt,
+            expiresAt: expiry,
+            isFinal: true,
+            error: outcome.error
+        )
+    }
+
+    /// Failures a stale answer may stand in for: not reaching the origin, and the origin
+    /// failing (5xx, 429). Not a 401 / 403 (the credentials were refused) or another 4xx (the
+    /// origin's answer).
+    static func allowsFallback(_ error: CachingClientError) -> Bool {
+        switch error.code {
+        case .noConnection, .timeout, .network, .backingOff: return true
+        case .server: return (error.response?.status.code ?? 500) >= 500 || error.response?.status.code == 429
+        default: return false
+        }
+    }
+
+    /// The key identical requests share a flight by: method, URL and every header field.
+    static func flightKey(_ request: HTTPRequest) -> String {
+        var key = backoffKey(request)
+        for field in request.headerFields {
+            key += "\n\(field.name.canonicalName):\(field.value)"
+        }
+        return key
+    }
+
+    /// The key backoff is kept by: method and URL.
+    static func backoffKey(_ request: HTTPRequest) -> String {
+        "\(request.method.rawValue) \(request.scheme ?? "")://\(request.authority ?? "")\(request.path ?? "")"
+    }
+}

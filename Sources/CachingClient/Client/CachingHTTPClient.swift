@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import HTTPCaching
+import HTTPTypes
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// Fetches through a ``HTTPCaching/ResponseCache``: what a Swift server app calls instead of its
+/// HTTP client when it wants cached, offline-first answers that say how fresh they are.
+///
+/// ```swift
+/// let client = CachingHTTPClient(transport: HTTPClientTransport(), cache: try ResponseCache())
+/// let result = await client.fetch(request, policy: .cacheFirst, freshness: .interactive)
+/// if let body = result.body, result.freshness.isFresh { … }
+/// ```
+///
+/// - Every answer is a ``FetchResult``: response and body, source, freshness, times, the network
+///   error. ``fetch(_:body:policy:freshness:willCache:)`` returns the final one;
+///   ``results(for:body:policy:freshness:willCache:)`` also yields an answer from the cache first
+///   under ``CachePolicy/staleWhileRevalidate``.
+/// - Concurrent identical `GET` / `HEAD` requests make one network request (single-flight); a
+///   caller that is cancelled stops waiting without cancelling the others.
+/// - After a failure a key backs off (``Backoff``): no network call until its wait is over.
+/// - Background refreshes (soft TTL, `stale-while-revalidate`) run as single-flight work too.
+///   ``run()`` cancels all of them when the app shuts down.
+///
+/// The client never sleeps on the wall clock: timeouts wait on ``Configuration/clock`` and dates
+/// come from the cache's ``HTTPCaching/ResponseCache/Configuration/now``, both injectable.
+public final class CachingHTTPClient: Sendable, Service {
+    /// How the client behaves when a call does not say.
+    public struct Configuration: Sendable {
+        /// The policy of calls that name none. Default ``CachePolicy/useProtocolCachePolicy``.
+        public var policy: CachePolicy
+        /// The freshness class of calls that name none. Default ``FreshnessClass/http``.
+        public var freshness: FreshnessClass
+        /// How long one exchange with the origin may take (given to the transport). Default 30 s.
+        public var requestTimeout: Duration
+        /// How long ``CachePolicy/networkFirst`` waits before it answers from the cache.
+        /// Default 3 s.
+        public var networkFirstTimeout: Duration
+        /// The backoff after failures. Default 1 s doubling to 60 s, full jitter.
+        public var backoff: Backoff
+        /// The clock timeouts wait on. Default `ContinuousClock()`.
+        public var clock: any Clock<Duration>
+        /// The source of jitter: a uniform random number in the range. Default
+        /// `Double.random(in:)`.
+        public var random: @Sendable (ClosedRange<Double>) -> Double
+        /// Where the client logs (at debug: each network exchange; at warning: failed stores).
+        public var logger: Logger
+
+        /// Creates a configuration; every parameter has the default documented on its property.
+        public init(
+            policy: CachePolicy = .useProtocolCachePolicy,
+            freshness: FreshnessClass = .http,
+            requestTimeout: Duration = .seconds(30),
+            networkFirstTimeout: Duration = .seconds(3),
+            backoff: Backoff = Backoff(),
+            clock: any Clock<Duration> = ContinuousClock(),
+            random: @escaping @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) },
+            logger: Logger = Logger(label: "LayeredCache.CachingHTTPClient", factory: { _ in SwiftLogNoOpLogHandler() })
+        ) {
+            self.policy = policy
+            self.freshness = freshness
+            self.requestTimeout = requestTimeout
+            self.networkFirstTimeout = networkFirstTimeout
+            self.backoff = backoff
+            self.clock = clock
+            self.random = random
+            self.logger = logger
+        }
+    }
+
+    /// The transport requests go through.
+    public let transport: any HTTPTransport
+    /// The cache answers come from and go to.
+    public let cache: ResponseCache
+    /// The configuration.
+    public let configuration: Configuration
+
+    let flights = SingleFlight<String, NetworkOutcome>()
+    let backoffTable = Mutex(BackoffTable())
+    let exchanges = Atomic<Int>(0)
+
+    /// Creates a client.
+    /// - Parameters:
+    ///   - transport: sends requests to the network.
+    ///   - cache: the response cache; its mode (shared or private) and hooks apply.
+    ///   - configuration: defaults for calls, timeouts, backoff, clock.
+    public init(transport: any HTTPTransport, cache: ResponseCache, configuration: Configuration = .init()) {
+        self.transport = transport
+        self.cache = cache
+        self.configuration = configuration
+    }
+
+    /// How many requests the client has sent to the transport.
+    public var networkRequestCount: Int { exchanges.load(ordering: .relaxed) }
+
+    /// Waits until the app shuts down, then cancels the network work in flight (background
+    /// refreshes and requests whose callers went away). Run it in the app's service group.
+    public func run() async throws {
+        // Returns on graceful shutdown, throws on cancellation: either way, the work stops.
+        try? await gracefulShutdown()
+        flights.cancelAll()
+    }
+
+    /// Cancels the network work in flight now.
+    public func cancelAll() {
+        flights.cancelAll()
+    }
+
+    var now: Date { cache.configuration.now() }
+}

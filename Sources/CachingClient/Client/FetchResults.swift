@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+
+/// The answers to one request, the last one final: what
+/// ``CachingHTTPClient/results(for:body:policy:freshness:willCache:)`` returns.
+///
+/// Iterating does the work: the cache lookup on the first `next()`, the network on the one that
+/// needs it. Iterate it once.
+public struct FetchResults: AsyncSequence, Sendable {
+    public typealias Element = FetchResult
+    public typealias Failure = Never
+
+    let client: CachingHTTPClient
+    let call: Call
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(client: client, call: call)
+    }
+
+    /// The iterator.
+    public struct Iterator: AsyncIteratorProtocol {
+        private enum State {
+            case start(CachingHTTPClient, Call)
+            case network(CachingHTTPClient, NetworkStep)
+            case done
+        }
+        private var state: State
+
+        init(client: CachingHTTPClient, call: Call) {
+            state = .start(client, call)
+        }
+
+        /// The next answer, or nil after the final one.
+        public mutating func next() async -> FetchResult? {
+            switch state {
+            case .done:
+                return nil
+            case .network(let client, let step):
+                state = .done
+                return await client.network(step)
+            case .start(let client, let call):
+                state = .done
+                switch await client.plan(call) {
+                case .answer(let result):
+                    return result
+                case .answerAndRefresh(let result, let step):
+                    client.refresh(step)
+                    return result
+                case .answerThenNetwork(let result, let step):
+                    state = .network(client, step)
+                    return result
+                case .network(let step):
+                    return await client.network(step)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import HTTPTypes
+
+/// Why a fetch through ``CachingHTTPClient`` did not get a good answer from the network (or from
+/// the app's decode step), with the underlying cause.
+public struct CachingClientError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure: what an app branches on.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: Hashable, Sendable {
+            case authentication, noConnection, timeout, network, server, parse, notCached, backingOff, cancelled
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The origin refused the credentials: a 401 (Unauthorized) or 403 (Forbidden) response.
+        public static var authentication: Self { Self(.authentication) }
+        /// No connection could be made: refused, DNS failure, host or network unreachable.
+        public static var noConnection: Self { Self(.noConnection) }
+        /// The exchange took longer than allowed.
+        public static var timeout: Self { Self(.timeout) }
+        /// Any other transport failure, for example a connection dropped mid-response.
+        public static var network: Self { Self(.network) }
+        /// The origin answered with a status other than 2xx, 304, 401 or 403.
+        public static var server: Self { Self(.server) }
+        /// The app's decode step failed on the body.
+        public static var parse: Self { Self(.parse) }
+        /// The policy forbids the network (cache-only) and nothing usable is cached.
+        public static var notCached: Self { Self(.notCached) }
+        /// The key is backing off after failures, so the network was not tried; ``underlying``
+        /// holds the last failure.
+        public static var backingOff: Self { Self(.backingOff) }
+        /// The calling task was cancelled.
+        public static var cancelled: Self { Self(.cancelled) }
+
+        public var description: String { String(describing: base) }
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// What happened, in words.
+    public var message: String
+    /// The origin's response, for ``Code/authentication`` and ``Code/server``.
+    public var response: HTTPResponse?
+    /// The error that caused this one, if any.
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    public init(code: Code, message: String, response: HTTPResponse? = nil, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.response = response
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        var text = "CachingClientError(\(code)): \(message)"
+        if let response { text += " [\(response.status.code)]" }
+        if let underlying { text += " (\(underlying))" }
+        return text
+    }
+
+    /// The classification of a response status: nil for success (2xx, 304), else an error.
+    static func classify(_ response: HTTPResponse) -> CachingClientError? {
+        let code = response.status.code
+        if (200..<300).contains(code) || code == 304 { return nil }
+        if code == 401 || code == 403 {
+            return CachingClientError(
+                code: .authentication,
+                message: "the origin refused the credentials",
+                response: response
+            )
+        }
+        return CachingClientError(code: .server, message: "the origin answered \(code)", response: response)
+    }
+
+    /// The classification of an error a transport threw.
+    static func classify(_ error: any Error) -> CachingClientError {
+        if let error = error as? CachingClientError { return error }
+        if error is CancellationError {
+            return CachingClientError(code: .cancelled, message: "the request was cancelled", underlying: error)
+        }
+        return CachingClientError(code: .network, message: "the transport failed", underlying: error)
+    }
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// An answer from ``CachingHTTPClient``: the response and body when there is one, where it came
+/// from, how fresh it is, and the network's error when the network failed.
+///
+/// "Never cached" and "cached with an empty body" are different answers: the first has
+/// ``freshness`` ``Freshness/missing`` and a nil ``body``; the second has a response and an empty
+/// body.
+public struct FetchResult: Sendable {
+    /// Where an answer came from.
+    public struct Source: Hashable, Sendable, CustomStringConvertible {
+        private enum Kind: Hashable { case cache, network, revalidated, none }
+        private let kind: Kind
+
+        /// The cache, without asking the origin.
+        public static let cache = Source(kind: .cache)
+        /// The origin's full response.
+        public static let network = Source(kind: .network)
+        /// The cache, after the origin confirmed it with a 304 (Not Modified).
+        public static let revalidated = Source(kind: .revalidated)
+        /// Nowhere: there is no answer (see ``FetchResult/error``).
+        public static let none = Source(kind: .none)
+
+        public var description: String { "\(kind)" }
+    }
+
+    /// The response head, nil when there is no answer. For an answer from the cache it carries a
+    /// current `Age` field.
+    public var response: HTTPResponse?
+    /// The body, nil when there is no answer. Empty is a real (empty) answer.
+    public var body: [UInt8]?
+    /// Where the answer came from.
+    public var source: Source
+    /// How fresh the answer is.
+    public var freshness: Freshness
+    /// When the answer's response was received from the origin.
+    public var fetchedAt: Date?
+    /// When the origin last confirmed the answer (a 200 or a 304).
+    public var validatedAt: Date?
+    /// When the answer stops being fresh: by the request's TTLs when given, else by HTTP
+    /// freshness (RFC 9111 §4.2).
+    public var expiresAt: Date?
+    /// Whether this is the last answer for the request. A stale-while-revalidate read yields an
+    /// answer from the cache that is not final, then the network's, which is.
+    public var isFinal: Bool
+    /// The network's failure when it was tried and failed, or why it was not tried; nil otherwise.
+    /// A stale answer served because the network failed carries it too.
+    public var error: CachingClientError?
+
+    /// Creates a result.
+    public init(
+        response: HTTPResponse?,
+        body: [UInt8]?,
+        source: Source,
+        freshness: Freshness,
+        fetchedAt: Date? = nil,
+        validatedAt: Date? = nil,
+        expiresAt: Date? = nil,
+        isFinal: Bool = true,
+        error: CachingClientError? = nil
+    ) {
+        self.response = response
+        self.body = body
+        self.source = source
+        self.freshness = freshness
+        self.fetchedAt = fetchedAt
+        self.validatedAt = validatedAt
+        self.expiresAt = expiresAt
+        self.isFinal = isFinal
+        self.error = error
+    }
+
+    /// Whether there is an answer (a response and a body, possibly empty).
+    public var hasAnswer: Bool { response != nil }
+
+    /// The body of a good answer, or the error.
+    ///
+    /// A good answer is one with a 2xx status (a cached stale one counts). Without one this throws
+    /// ``error`` (or ``CachingClientError/Code/notCached`` when there is none), and for a non-2xx
+    /// response the error that classifies it.
+    /// - Throws: ``CachingClientError``.
+    public func requireBody() throws(CachingClientError) -> [UInt8] {
+        guard let response, let body else {
+            throw error ?? CachingClientError(code: .notCached, message: "there is no answer")
+        }
+        if let failure = CachingClientError.classify(response) { throw failure }
+        return body
+    }
+}
+
+/// How fresh an answer is.
+public struct Freshness: Hashable, Sendable, CustomStringConvertible {
+    private enum Kind: Hashable {
+        case fresh
+        case stale(StaleReason)
+        case missing
+    }
+    private let kind: Kind
+
+    /// Within its freshness lifetime (or the request's soft TTL), or just received from the origin.
+    public static let fresh = Freshness(kind: .fresh)
+    /// No answer at all.
+    public static let missing = Freshness(kind: .missing)
+    /// Past its freshness lifetime, served for `reason`.
+    public static func stale(_ reason: StaleReason) -> Freshness { Freshness(kind: .stale(reason)) }
+
+    /// Whether the answer is fresh.
+    public var isFresh: Bool { kind == .fresh }
+    /// Why a stale answer was served; nil for fresh and missing.
+    public var staleReason: StaleReason? {
+        if case .stale(let reason) = kind { return reason }
+        return nil
+    }
+
+    public var description: String {
+        switch kind {
+        case .fresh: "fresh"
+        case .missing: "missing"
+        case .stale(let reason): "stale(\(reason))"
+        }
+    }
+}
+
+/// Why a stale answer was served.
+public struct StaleReason: Hashable, Sendable, CustomStringConvertible {
+    private enum Kind: Hashable { case expired, revalidationFailed, offline }
+    private let kind: Kind
+
+    /// It is past its freshness lifetime and the policy serves it anyway (cache-first, cache-only,
+    /// stale-while-revalidate before the network answers, `max-stale`, `stale-while-revalidate`).
+    public static let expired = StaleReason(kind: .expired)
+    /// The origin was asked and answered with an error, or timed out: the stale answer stands in.
+    public static let revalidationFailed = StaleReason(kind: .revalidationFailed)
+    /// The origin could not be reached (no connection, or backing off after failures).
+    public static let offline = StaleReason(kind: .offline)
+
+    public var description: String { "\(kind)" }
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A programmable HTTP/1.1 origin on 127.0.0.1 for tests: it counts requests and answers each
+/// as it is told — a status with headers and a body, a 304, a held answer released by a
+/// ``Gate``, a dropped connection — and it can be stopped (connections are then refused).
+public final class TestOrigin: Sendable {
+    /// A request the origin received.
+    public struct Request: Sendable {
+        public var method: String
+        public var uri: String
+        public var headers: [(name: String, value: String)]
+        public var body: [UInt8]
+
+        /// The first value of the header `name` (case-insensitive).
+        public func header(_ name: String) -> String? {
+            headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        }
+    }
+
+    /// How the origin answers one request.
+    public indirect enum Behavior: Sendable {
+        /// Answers with `status`, `headers` and `body` (a `Content-Length` is added when missing).
+        case respond(status: Int, headers: [(String, String)] = [], body: [UInt8] = [])
+        /// Waits until `gate` opens, then behaves as `then`.
+        case hold(Gate, then: Behavior)
+        /// Closes the connection without answering.
+        case dropConnection
+
+        /// A 200 with `body` (UTF-8) and `headers`.
+        public static func ok(_ body: String, headers: [(String, String)] = []) -> Behavior {
+            .respond(status: 200, headers: headers, body: Array(body.utf8))
+        }
+    }
+
+    /// A latch that held answers wait on.
+    public final class Gate: Sendable {
+        private let state = Mutex<(open: Bool, waiters: [EventLoopPromise<Void>])>((false, []))
+        public init() {}
+
+        /// Releases every answer held on this gate, and those that come later.
+        public func open() {
+            let waiters = state.withLock { state in
+                state.open = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.succeed() }
+        }
+
+        func wait(on loop: any EventLoop) -> EventLoopFuture<Void> {
+            let promise = loop.makePromise(of: Void.self)
+            let isOpen = state.withLock { state in
+                if !state.open { state.waiters.append(promise) }
+                return state.open
+            }
+            if isOpen { promise.succeed() }
+            return promise.futureResult
+        }
+    }
+
+    struct State {
+        var scripts: [String: [Behavior]] = [:]
+        var defaults: [String: Behavior] = [:]
+        var received: [Request] = []
+        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var children: [ObjectIdentifier: any Channel] = [:]
+    }
+    let state = Mutex(State())
+    private let channel: Mutex<(any Channel)?>
+    /// The port the origin listens on.
+    public let port: Int
+
+    /// Whether connections stay open after an answer.
+    public let keepAlive: Bool
+
+    private init(channel: any Channel, port: Int, keepAlive: Bool) {
+        self.channel = Mutex(channel)
+        self.port = port
+        self.keepAlive = keepAlive
+    }
+
+    /// Starts an origin on 127.0.0.1 on a free port.
+    /// - Parameter keepAlive: whether connections stay open after an answer; false answers with
+    ///   `Connection: close`, so that a client never reuses a connection the origin later drops
+    ///   (a stopped origin then refuses every new request).
+    public static func start(keepAlive: Bool = true) async throws -> TestOrigin {
+        let box = Mutex<TestOrigin?>(nil)
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                guard let origin = box.withLock({ $0 }) else { return channel.close() }
+                origin.state.withLock { $0.children[ObjectIdentifier(channel)] = channel }
+                channel.closeFuture.whenComplete { _ in
+                    _ = origin.state.withLock { $0.children.removeValue(forKey: ObjectIdentifier(channel)) }
+                }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(origin: origin))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        let origin = TestOrigin(channel: channel, port: channel.localAddress?.port ?? 0, keepAlive: keepAlive)
+        box.withLock { $0 = origin }
+        return origin
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `127.0.0.1:PORT`.
+    public var authority: String { "127.0.0.1:\(port)" }
+
+    /// Answers the next request for `path` (path and query) with `behavior`; several calls queue
+    /// answers in order.
+    public func enqueue(_ behavior: Behavior, for path: String) {
+        state.withLock { $0.scripts[path, default: []].append(behavior) }
+    }
+
+    /// Answers requests for `path` with `behavior` when nothing is queued for it.
+    public func setDefault(_ behavior: Behavior, for path: String) {
+        state.withLock { $0.defaults[path] = behavior }
+    }
+
+    /// Every request received so far, in order.
+    public var requests: [Request] { state.withLock { $0.received } }
+    /// How many requests were received.
+    public var requestCount: Int { state.withLock { $0.received.count } }
+
+    /// Returns once at least `count` requests have been received.
+    public func waitForRequests(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if state.received.count >= count { return true }
+                state.watchers.append((count, continuation))
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Stops listening and closes every open connection: later requests are refused.
+    public func stop() async {
+        let server = channel.withLock { channel in
+            defer { channel = nil }
+            return channel
+        }
+        try? await server?.close()
+        let children = state.withLock { Array($0.children.values) }
+        for child in children { try? await child.close() }
+    }
+
+    /// Records `request` and returns how to answer it (404 when nothing was set for its path).
+    func behavior(for request: Request) -> Behavior {
+        let (behavior, ready) = state.withLock { state in
+            state.received.append(request)
+            let count = state.received.count
+            let ready = state.watchers.filter { $0.count <= count }.map(\.continuation)
+            state.watchers.removeAll { $0.count <= count }
+            let behavior: Behavior
+            if var queue = state.scripts[request.uri], !queue.isEmpty {
+                behavior = queue.removeFirst()
+                state.scripts[request.uri] = queue
+            } else {
+                behavior = state.defaults[request.uri] ?? .respond(status: 404, body: Array("no script".utf8))
+            }
+            return (behavior, ready)
+        }
+        for continuation in ready { continuation.resume() }
+        return behavior
+    }
+}

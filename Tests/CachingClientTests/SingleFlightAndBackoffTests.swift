@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import TestOriginSupport
+import Testing
+
+@testable import CachingClient
+
+@Suite struct SingleFlightAndBackoffTests {
+    @Test func aHundredConcurrentMissesMakeOneRequest() async throws {
+        let f = try await Fixture.make(keepAlive: true)
+        let gate = TestOrigin.Gate()
+        f.origin.enqueue(.hold(gate, then: .ok("shared", headers: [("Cache-Control", "max-age=60")])), for: "/sf")
+        let results = await withTaskGroup(of: FetchResult.self) { group in
+            for _ in 0..<100 { group.addTask { await f.client.fetch(f.request("/sf")) } }
+            await f.origin.waitForRequests(1)
+            while f.client.flights.waiterCount < 100 { await Task.yield() }
+            gate.open()
+            var all: [FetchResult] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        #expect(results.count == 100)
+        #expect(results.allSatisfy { $0.text == "shared" && $0.source == .network })
+        #expect(f.origin.requestCount == 1 && f.client.networkRequestCount == 1)
+        await f.stop()
+    }
+
+    @Test func cancellingOneCallerDoesNotCancelTheOthers() async throws {
+        let f = try await Fixture.make()
+        let gate = TestOrigin.Gate()
+        f.origin.enqueue(.hold(gate, then: .ok("done")), for: "/c")
+        let first = Task { await f.client.fetch(f.request("/c")) }
+        let second = Task { await f.client.fetch(f.request("/c")) }
+        await f.origin.waitForRequests(1)
+        while f.client.flights.waiterCount < 2 { await Task.yield() }
+        first.cancel()
+        let cancelled = await first.value
+        #expect(cancelled.error?.code == .cancelled && cancelled.body == nil)
+        gate.open()
+        let answered = await second.value
+        #expect(answered.text == "done" && answered.source == .network && f.origin.requestCount == 1)
+        await f.stop()
+    }
+
+    @Test func differentRequestsDoNotShareAFlight() async throws {
+        let f = try await Fixture.make()
+        f.origin.setDefault(.ok("x"), for: "/d")
+        async let a = f.client.fetch(f.request("/d", headers: [.accept: "text/plain"]))
+        async let b = f.client.fetch(f.request("/d", headers: [.accept: "application/json"]))
+        _ = await (a, b)
+        #expect(f.origin.requestCount == 2)
+        await f.stop()
+    }
+
+    @Test func failuresBackOffWithFullJitterOnTheInjectedClock() async throws {
+        // Jitter is injected as "the top of the range": waits of 1 s, 2 s, 4 s.
+        let f = try await Fixture.make(backoff: Backoff(initial: .seconds(1), maximum: .seconds(4)))
+        f.origin.setDefault(.respond(status: 503), for: "/b")
+        let first = await f.client.fetch(f.request("/b"))
+        #expect(first.error?.code == .server && f.origin.requestCount == 1)
+
+        let backingOff = await f.client.fetch(f.request("/b"))
+        #expect(backingOff.error?.code == .backingOff && f.origin.requestCount == 1)
+        #expect((backingOff.error?.underlying as? CachingClientError)?.code == .server)
+
+        f.clock.advance(by: .milliseconds(1001))
+        _ = await f.client.fetch(f.request("/b"))
+        #expect(f.origin.requestCount == 2)
+        f.clock.advance(by: .milliseconds(1500))
+        _ = await f.client.fetch(f.request("/b"))
+        #expect(f.origin.requestCount == 2)
+        f.clock.advance(by: .milliseconds(600))
+        _ = await f.client.fetch(f.request("/b"))
+        #expect(f.origin.requestCount == 3)
+        // The ceiling stops at the maximum (4 s), and a success ends the backoff.
+        f.clock.advance(by: .seconds(4))
+        f.origin.setDefault(.ok("up"), for: "/b")
+        #expect(await f.client.fetch(f.request("/b")).text == "up")
+        #expect(await f.client.fetch(f.request("/b")).text == "up")
+        #expect(f.origin.requestCount == 5)
+        await f.stop()
+    }
+
+    @Test func whileBackingOffStaleDataAnswersWithoutANetworkCall() async throws {
+        let f = try await Fixture.make(backoff: Backoff(initial: .seconds(10), maximum: .seconds(10)))
+        f.origin.enqueue(.ok("stale", headers: [("Cache-Control", "max-age=1")]), for: "/s")
+        _ = await f.client.fetch(f.request("/s"))
+        f.advance(5)
+        await f.origin.stop()
+        let offline = await f.client.fetch(
+            f.request("/s"),
+            policy: .cacheFirst,
+            freshness: .init("p", hardTTL: .seconds(2))
+        )
+        #expect(offline.freshness == .stale(.offline) && offline.error?.code == .noConnection)
+        let backingOff = await f.client.fetch(f.request("/s"), policy: .networkFirst)
+        #expect(backingOff.text == "stale" && backingOff.freshness == .stale(.offline))
+        #expect(backingOff.error?.code == .backingOff && f.client.networkRequestCount == 2)
+    }
+
+    @Test func backoffCeilingsDoubleUpToTheMaximum() {
+        let policy = Backoff(initial: .milliseconds(500), maximum: .seconds(3))
+        #expect([1, 2, 3, 4, 5, 100].map { policy.ceiling(afterFailures: $0) } == [0.5, 1, 2, 3, 3, 3])
+    }
+}
