@@ -92,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "CacheTiers", "HTTPCaching", "CLZ4", "CacheTestSupport",
+                "CacheTiers", "HTTPCaching", "CachingClient", "CLZ4", "CacheTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],

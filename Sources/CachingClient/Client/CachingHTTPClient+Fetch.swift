@@ -31,6 +31,7 @@ extension CachingHTTPClient {
         willCache: WillCache? = nil
     ) async -> FetchResult {
         let call = Call(request, body, policy ?? configuration.policy, freshness ?? configuration.freshness, willCache)
+        if let answer = freshMemoryAnswer(call, now: now) { return answer }
         switch await plan(call) {
         case .answer(let result):
             return result
@@ -124,6 +125,7 @@ extension CachingHTTPClient {
         if !isSafe || call.policy.kind == .networkOnly { return .network(step) }
 
         let at = now
+        if let answer = freshMemoryAnswer(call, now: at) { return .answer(answer) }
         let decision = await cache.decision(for: request, now: at)
         guard let stored = decision.stored else {
             switch call.policy.kind {
@@ -136,7 +138,12 @@ extension CachingHTTPClient {
             }
         }
         step.stored = stored
-        step.request = decision.request ?? cache.rules.conditionalRequest(for: request, stored: [stored])
+        // The conditional request is built only when the network is needed.
+        func revalidating(_ step: NetworkStep) -> NetworkStep {
+            var step = step
+            step.request = decision.request ?? cache.rules.conditionalRequest(for: request, stored: [stored])
+            return step
+        }
         let age = entryAge(stored, decision: decision, freshness: call.freshness, now: at)
         func fromCache(isFinal: Bool = true) -> FetchResult {
             answer(
@@ -144,6 +151,7 @@ extension CachingHTTPClient {
                 freshness: age == .fresh ? .fresh : .stale(.expired),
                 ttl: call.freshness,
                 now: at,
+                timing: (decision.age, decision.freshnessLifetime),
                 isFinal: isFinal
             )
         }
@@ -155,40 +163,67 @@ extension CachingHTTPClient {
             step.fallback = true
             switch age {
             case .fresh: return .answer(fromCache())
-            case .stale: return .answerAndRefresh(fromCache(), step)
-            case .pastHardTTL: return .network(step)
+            case .stale: return .answerAndRefresh(fromCache(), revalidating(step))
+            case .pastHardTTL: return .network(revalidating(step))
             }
         case .staleWhileRevalidate:
             step.fallback = true
             switch age {
             case .fresh: return .answer(fromCache())
-            case .stale: return .answerThenNetwork(fromCache(isFinal: false), step)
-            case .pastHardTTL: return .network(step)
+            case .stale: return .answerThenNetwork(fromCache(isFinal: false), revalidating(step))
+            case .pastHardTTL: return .network(revalidating(step))
             }
         case .networkFirst(let timeout):
             step.fallback = true
             step.timeout = timeout ?? configuration.networkFirstTimeout
-            return .network(step)
+            return .network(revalidating(step))
         case .useProtocol:
             step.fallback = decision.mayServeStaleOnError
             if call.freshness.softTTL != nil || call.freshness.hardTTL != nil {
                 switch age {
                 case .fresh: return .answer(fromCache())
-                case .stale: return .answerAndRefresh(fromCache(), step)
-                case .pastHardTTL: return .network(step)
+                case .stale: return .answerAndRefresh(fromCache(), revalidating(step))
+                case .pastHardTTL: return .network(revalidating(step))
                 }
             }
             switch decision.action {
             case .useStored: return .answer(fromCache())
             case .useStale: return .answer(fromCache())
-            case .useStaleAndRevalidate: return .answerAndRefresh(fromCache(), step)
+            case .useStaleAndRevalidate: return .answerAndRefresh(fromCache(), revalidating(step))
             case .gatewayTimeout:
                 return .answer(missing(.notCached, "only-if-cached, and what is cached is stale"))
-            default: return .network(step)
+            default: return .network(revalidating(step))
             }
         case .networkOnly:
-            return .network(step)
+            return .network(revalidating(step))
         }
+    }
+
+    /// The answer to `call` from a fresh response in the memory tier, without an async lookup:
+    /// the hot path of every policy that answers fresh entries from the cache.
+    func freshMemoryAnswer(_ call: Call, now: Date) -> FetchResult? {
+        switch call.policy.kind {
+        case .networkFirst, .networkOnly: return nil
+        default: break
+        }
+        guard let hit = cache.memoryHit(for: call.request, now: now) else { return nil }
+        let isFresh: Bool
+        let sinceValidation = now.timeIntervalSince(hit.stored.validatedAt)
+        if let hard = call.freshness.hardTTL, sinceValidation >= hard.seconds {
+            isFresh = false
+        } else if let soft = call.freshness.softTTL {
+            isFresh = sinceValidation < soft.seconds
+        } else {
+            isFresh = hit.isFresh
+        }
+        guard isFresh else { return nil }
+        return answer(
+            from: hit.stored,
+            freshness: .fresh,
+            ttl: call.freshness,
+            now: now,
+            timing: (hit.age, hit.lifetime)
+        )
     }
 
     /// Fresh within the soft TTL (or by HTTP without one), stale up to the hard TTL, then past it.
@@ -200,27 +235,40 @@ extension CachingHTTPClient {
     }
 
     /// An answer from the stored response, with a current `Age`.
+    /// - Parameter timing: the stored response's current age and freshness lifetime when the
+    ///   caller has them (from a ``HTTPCaching/CacheDecision``); else they are worked out.
     func answer(
         from stored: CachedResponse,
         freshness: Freshness,
         ttl: FreshnessClass,
         now: Date,
+        timing: (age: TimeInterval, lifetime: TimeInterval)? = nil,
         isFinal: Bool = true,
         error: CachingClientError? = nil
     ) -> FetchResult {
-        var response = stored.response
-        response.headerFields[.age] = CacheRules.ageHeaderValue(of: stored, now: now)
-        return FetchResult(
-            response: response,
+        let age = timing?.age ?? CacheRules.currentAge(of: stored, now: now)
+        let expiresAt: Date
+        if let soft = ttl.softTTL {
+            expiresAt = stored.validatedAt.addingTimeInterval(soft.seconds)
+        } else {
+            let lifetime =
+                timing?.lifetime
+                ?? cache.rules.freshnessLifetime(of: stored.response, responseTime: stored.responseTime)
+            expiresAt = now.addingTimeInterval(lifetime - age)
+        }
+        var result = FetchResult(
+            response: stored.response,
             body: stored.body,
             source: .cache,
             freshness: freshness,
             fetchedAt: stored.responseTime,
             validatedAt: stored.validatedAt,
-            expiresAt: expiresAt(of: stored, freshness: ttl, now: now),
+            expiresAt: expiresAt,
             isFinal: isFinal,
             error: error
         )
+        result.age = Int(min(Double(Int32.max), max(0, age.rounded(.down))))
+        return result
     }
 
     /// When `stored` stops being fresh: after the soft TTL when there is one, else by HTTP.

@@ -33,8 +33,22 @@ public struct FetchResult: Sendable {
     }
 
     /// The response head, nil when there is no answer. For an answer from the cache it carries a
-    /// current `Age` field.
-    public var response: HTTPResponse?
+    /// current `Age` field (RFC 9111 §5.1), set when the property is read.
+    public var response: HTTPResponse? {
+        get {
+            guard var head, let age else { return head }
+            head.headerFields[.age] = String(age)
+            return head
+        }
+        set {
+            head = newValue
+            age = nil
+        }
+    }
+    /// For an answer from the cache, its current age in whole seconds (RFC 9111 §4.2.3); nil for
+    /// the network's answers.
+    public internal(set) var age: Int?
+    private var head: HTTPResponse?
     /// The body, nil when there is no answer. Empty is a real (empty) answer.
     public var body: [UInt8]?
     /// Where the answer came from.
@@ -67,7 +81,7 @@ public struct FetchResult: Sendable {
         isFinal: Bool = true,
         error: CachingClientError? = nil
     ) {
-        self.response = response
+        self.head = response
         self.body = body
         self.source = source
         self.freshness = freshness
@@ -79,7 +93,7 @@ public struct FetchResult: Sendable {
     }
 
     /// Whether there is an answer (a response and a body, possibly empty).
-    public var hasAnswer: Bool { response != nil }
+    public var hasAnswer: Bool { head != nil }
 
     /// The body of a good answer, or the error.
     ///
@@ -88,7 +102,7 @@ public struct FetchResult: Sendable {
     /// response the error that classifies it.
     /// - Throws: ``CachingClientError``.
     public func requireBody() throws(CachingClientError) -> [UInt8] {
-        guard let response, let body else {
+        guard let response = head, let body else {
             throw error ?? CachingClientError(code: .notCached, message: "there is no answer")
         }
         if let failure = CachingClientError.classify(response) { throw failure }

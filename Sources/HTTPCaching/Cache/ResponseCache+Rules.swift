@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import CacheTiers
 public import HTTPTypes
 
 #if canImport(FoundationEssentials)
@@ -11,8 +12,20 @@ public import Foundation
 extension ResponseCache {
     /// How to answer `request` from this cache at `now` (RFC 9111 §4): the stored responses for
     /// its URL that match its varying fields, judged by ``CacheRules/decide(_:stored:now:)``.
+    /// - Complexity: one tier lookup for a URL without variants; its header fields are not parsed
+    ///   again on a memory hit.
     public func decision(for request: HTTPRequest, now: Date) async -> CacheDecision {
-        rules.decide(request, stored: await storedResponses(for: request), now: now)
+        // The common case: a GET of a URL that holds one response, decided on facts parsed once.
+        guard request.method == .get, let primaryKey = Self.primaryKey(for: request) else {
+            return rules.decide(request, stored: await storedResponses(for: request), now: now)
+        }
+        guard let box = await record(for: primaryKey) else { return rules.decide(request, stored: [], now: now) }
+        if case .response(let response) = box.record {
+            let stored = Self.matches(box, response, request) ? [response] : []
+            return rules.decide(request, stored: stored, facts: box.facts, now: now)
+        }
+        let found = await matching(box, primaryKey: primaryKey, request: request, limit: .max)
+        return rules.decide(request, stored: found, now: now)
     }
 
     /// Applies a 304 (Not Modified) answer to a revalidation of `request` (RFC 9111 §4.3.4): the
@@ -54,5 +67,42 @@ extension ResponseCache {
         let targets = CacheRules.invalidatedTargets(of: request, response: response)
         for target in targets { try await removeCachedResponse(for: target) }
         return targets.count
+    }
+}
+
+/// A response in the memory tier, with its current age and freshness lifetime: what a client
+/// needs to answer a fresh hit without an async lookup or a ``CacheDecision``.
+package struct MemoryHit: Sendable {
+    /// The stored response.
+    package let stored: CachedResponse
+    /// Its current age in seconds (RFC 9111 §4.2.3).
+    package let age: TimeInterval
+    /// Its freshness lifetime in seconds (§4.2.1).
+    package let lifetime: TimeInterval
+    /// Whether the response demands validation before every use (`no-cache`, §5.2.2.4).
+    package let mustValidate: Bool
+
+    /// Whether ``CacheRules/decide(_:stored:now:)`` would answer ``CacheDecision/Action/useStored``.
+    package var isFresh: Bool { !mustValidate && age < lifetime }
+}
+
+extension ResponseCache {
+    /// The response the memory tier holds for a plain `GET` of `request`, when the request
+    /// carries no cache directives (no `Cache-Control`, no `Pragma`) and its URL has no variants;
+    /// nil otherwise (then ask ``decision(for:now:)``). Synchronous: one memory lookup, no
+    /// parsing.
+    package func memoryHit(for request: HTTPRequest, now: Date) -> MemoryHit? {
+        guard request.method == .get, request.headerFields[.cacheControl] == nil,
+            request.headerFields[.pragma] == nil, let primaryKey = Self.primaryKey(for: request),
+            case .hit(let entry) = tiers.memory.lookup(CacheKey(primaryKey)),
+            let box = entry.decoded as? StoredRecord.Box, case .response(let stored) = box.record,
+            let facts = box.facts, Self.matches(box, stored, request), rules == CacheRules(mode: rules.mode)
+        else { return nil }
+        return MemoryHit(
+            stored: stored,
+            age: facts.currentAge(now: now),
+            lifetime: facts.lifetime(rules),
+            mustValidate: facts.directives.noCache
+        )
     }
 }

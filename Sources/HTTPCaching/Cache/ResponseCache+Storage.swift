@@ -130,7 +130,7 @@ extension ResponseCache {
 
     /// The record under `key`, decoded once and kept decoded in memory; nil on a miss or when the
     /// bytes do not decode (which is then logged and forgotten).
-    private func record(for key: String) async -> StoredRecord.Box? {
+    func record(for key: String) async -> StoredRecord.Box? {
         let cacheKey = CacheKey(key)
         let generation: UInt64
         switch tiers.memory.lookup(cacheKey) {
@@ -170,7 +170,7 @@ extension ResponseCache {
     }
 
     /// The responses of the record under `primaryKey` that match `request`'s varying fields.
-    private func matching(
+    func matching(
         _ box: StoredRecord.Box,
         primaryKey: String,
         request: HTTPRequest,

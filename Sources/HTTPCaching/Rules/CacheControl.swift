@@ -85,7 +85,7 @@ public struct CacheControl: Hashable, Sendable {
         let lines = fields[values: .cacheControl]
         for line in lines { parse(line) }
         if isRequest, lines.isEmpty {
-            for line in fields[values: HTTPField.Name("Pragma")!] where Self.containsNoCache(line) {
+            for line in fields[values: .pragma] where Self.containsNoCache(line) {
                 noCache = true
             }
         }
@@ -235,4 +235,9 @@ extension StringProtocol {
         while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
         return String(slice)
     }
+}
+
+extension HTTPField.Name {
+    /// `Pragma` (RFC 9111 §5.4), which swift-http-types does not name.
+    static let pragma = HTTPField.Name("Pragma")!
 }

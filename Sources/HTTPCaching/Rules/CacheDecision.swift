@@ -79,6 +79,11 @@ extension CacheRules {
     ///   - now: the time of the decision.
     /// - Returns: the decision.
     public func decide(_ request: HTTPRequest, stored: [CachedResponse], now: Date) -> CacheDecision {
+        decide(request, stored: stored, facts: nil, now: now)
+    }
+
+    /// ``decide(_:stored:now:)`` with the first stored response's facts worked out already.
+    func decide(_ request: HTTPRequest, stored: [CachedResponse], facts: FreshnessFacts?, now: Date) -> CacheDecision {
         let requestDirectives = CacheControl(request.headerFields, isRequest: true)
         var decision = CacheDecision(
             action: .fetch,
@@ -95,9 +100,12 @@ extension CacheRules {
             }
             return decision
         }
-        let directives = CacheControl(candidate.response.headerFields)
-        let age = Self.currentAge(of: candidate, now: now)
-        let lifetime = freshnessLifetime(of: candidate.response, responseTime: candidate.responseTime)
+        let facts = facts.flatMap { self == CacheRules(mode: mode) ? $0 : nil }
+        let directives = facts?.directives ?? CacheControl(candidate.response.headerFields)
+        let age = facts?.currentAge(now: now) ?? Self.currentAge(of: candidate, now: now)
+        let lifetime =
+            facts?.lifetime(self)
+            ?? freshnessLifetime(of: candidate.response, directives: directives, responseTime: candidate.responseTime)
         let staleness = age - lifetime
         let neverStale =
             directives.mustRevalidate

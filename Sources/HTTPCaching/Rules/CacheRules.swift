@@ -84,7 +84,11 @@ public struct CacheRules: Hashable, Sendable {
     /// - Parameter responseTime: when the response was received; stands in for a missing or
     ///   invalid `Date`.
     public func freshnessLifetime(of response: HTTPResponse, responseTime: Date) -> TimeInterval {
-        let directives = CacheControl(response.headerFields)
+        freshnessLifetime(of: response, directives: CacheControl(response.headerFields), responseTime: responseTime)
+    }
+
+    /// ``freshnessLifetime(of:responseTime:)`` with the response's directives already parsed.
+    func freshnessLifetime(of response: HTTPResponse, directives: CacheControl, responseTime: Date) -> TimeInterval {
         if mode.isShared, let sharedMaxAge = directives.sharedMaxAge { return TimeInterval(sharedMaxAge) }
         if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
         let date = Self.dateValue(response.headerFields, responseTime: responseTime)
@@ -123,6 +127,12 @@ public struct CacheRules: Hashable, Sendable {
     /// An `Age` that is not a non-negative integer is ignored (§5.1); of a list, the first member
     /// counts.
     public static func currentAge(of stored: CachedResponse, now: Date) -> TimeInterval {
+        correctedInitialAge(of: stored) + max(0, now.timeIntervalSince(stored.responseTime))
+    }
+
+    /// The part of ``currentAge(of:now:)`` fixed when the response is received:
+    /// `corrected_initial_age`.
+    static func correctedInitialAge(of stored: CachedResponse) -> TimeInterval {
         let fields = stored.response.headerFields
         let dateValue = dateValue(fields, responseTime: stored.responseTime)
         let apparentAge = max(0, stored.responseTime.timeIntervalSince(dateValue))
@@ -132,15 +142,17 @@ public struct CacheRules: Hashable, Sendable {
                 CacheControl.seconds(value.split(separator: ",").first.map { $0.trimmingOWS() })
             } ?? 0
         let correctedAgeValue = TimeInterval(ageValue) + responseDelay
-        let correctedInitialAge = max(apparentAge, correctedAgeValue)
-        let residentTime = max(0, now.timeIntervalSince(stored.responseTime))
-        return correctedInitialAge + residentTime
+        return max(apparentAge, correctedAgeValue)
     }
 
     /// The `Age` field value to send with a stored response served at `now` (§5.1): whole
     /// seconds, capped at 2^31.
     public static func ageHeaderValue(of stored: CachedResponse, now: Date) -> String {
-        let age = currentAge(of: stored, now: now)
-        return String(Int(min(Double(CacheControl.maximumDeltaSeconds), age.rounded(.down))))
+        ageHeaderValue(age: currentAge(of: stored, now: now))
+    }
+
+    /// The `Age` field value for a current age of `age` seconds.
+    public static func ageHeaderValue(age: TimeInterval) -> String {
+        String(Int(min(Double(CacheControl.maximumDeltaSeconds), age.rounded(.down))))
     }
 }

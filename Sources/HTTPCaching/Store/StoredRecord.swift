@@ -55,13 +55,17 @@ enum StoredRecord: Sendable {
         let record: StoredRecord
         /// For a response, its `Vary` field names (``ResponseCache/varyFieldNames(_:)``).
         let varyFieldNames: [String]?
+        /// For a response, what its freshness needs, parsed once.
+        let facts: FreshnessFacts?
 
         init(_ record: StoredRecord) {
             self.record = record
             if case .response(let response) = record {
                 varyFieldNames = ResponseCache.varyFieldNames(response.response.headerFields)
+                facts = FreshnessFacts(response)
             } else {
                 varyFieldNames = []
+                facts = nil
             }
         }
     }

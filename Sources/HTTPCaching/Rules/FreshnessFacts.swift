@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What RFC 9111 needs to know of a stored response that does not change while it is stored,
+/// worked out once when it is stored or read from disk, so that a lookup does not parse its
+/// header fields again: its directives, its `corrected_initial_age` (§4.2.3) and its freshness
+/// lifetime in each mode (§4.2.1).
+struct FreshnessFacts: Sendable {
+    let directives: CacheControl
+    let correctedInitialAge: TimeInterval
+    let privateLifetime: TimeInterval
+    let sharedLifetime: TimeInterval
+    let responseTime: Date
+
+    init(_ stored: CachedResponse) {
+        let directives = CacheControl(stored.response.headerFields)
+        self.directives = directives
+        correctedInitialAge = CacheRules.correctedInitialAge(of: stored)
+        privateLifetime = CacheRules(mode: .private).freshnessLifetime(
+            of: stored.response,
+            directives: directives,
+            responseTime: stored.responseTime
+        )
+        sharedLifetime =
+            directives.sharedMaxAge.map(TimeInterval.init)
+            ?? privateLifetime
+        responseTime = stored.responseTime
+    }
+
+    /// The freshness lifetime under `rules`' mode and heuristic (§4.2.1).
+    func lifetime(_ rules: CacheRules) -> TimeInterval {
+        rules.mode.isShared ? sharedLifetime : privateLifetime
+    }
+
+    /// The current age at `now` (§4.2.3).
+    func currentAge(now: Date) -> TimeInterval {
+        correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
+    }
+}
