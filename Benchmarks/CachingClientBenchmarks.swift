@@ -68,7 +68,10 @@ enum CachingClientBenchmarks {
         let subjects: [(String, String, (HTTPRequest) async -> Bool)] = [
             ("ResponseCache", "cachedResponse(for:)", { await cache.cachedResponse(for: $0) != nil }),
             ("CachingHTTPClient", "fetch, protocol policy", { await client.fetch($0).source == .cache }),
-            ("CachingHTTPClient", "fetch, cache-first", { await client.fetch($0, policy: .cacheFirst).source == .cache }),
+            (
+                "CachingHTTPClient", "fetch, cache-first",
+                { await client.fetch($0, policy: .cacheFirst).source == .cache }
+            ),
         ]
         var samples = Array(repeating: [(p50: Double, p99: Double, opsPerSecond: Double)](), count: subjects.count)
         for index in 0..<rounds {
