@@ -156,4 +156,19 @@ import Testing
         #expect(await f.client.fetch(f.request("/v"), policy: .cacheOnly).freshness == .missing)
         await f.stop()
     }
+
+    @Test func aZeroCapacityCacheIsAValidNoCache() async throws {
+        let origin = try await TestOrigin.start(keepAlive: false)
+        let cache = try ResponseCache(configuration: .init(memoryCapacity: 0))
+        let client = CachingHTTPClient(transport: Fixture.transport, cache: cache)
+        origin.setDefault(.ok("each time", headers: Self.cacheable), for: "/z")
+        let request = HTTPRequest(method: .get, scheme: "http", authority: origin.authority, path: "/z")
+        for _ in 0..<3 {
+            let result = await client.fetch(request)
+            #expect(result.source == .network && result.text == "each time" && result.error == nil)
+        }
+        #expect(origin.requestCount == 3)
+        #expect(await client.fetch(request, policy: .cacheOnly).freshness == .missing)
+        await origin.stop()
+    }
 }
