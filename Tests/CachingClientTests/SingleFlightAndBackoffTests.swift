@@ -45,6 +45,21 @@ import Testing
         await f.stop()
     }
 
+    @Test func requestsThatDifferOnlyInTracingFieldsShareAFlight() async throws {
+        let f = try await Fixture.make(keepAlive: true)
+        let gate = TestOrigin.Gate()
+        f.origin.enqueue(.hold(gate, then: .ok("one")), for: "/t")
+        let traceparent = HTTPField.Name("traceparent")!
+        async let a = f.client.fetch(f.request("/t", headers: [traceparent: "00-aaaa-01-01"]))
+        async let b = f.client.fetch(f.request("/t", headers: [traceparent: "00-bbbb-02-01"]))
+        await f.origin.waitForRequests(1)
+        while f.client.flights.waiterCount < 2 { await Task.yield() }
+        gate.open()
+        let (first, second) = await (a, b)
+        #expect(first.text == "one" && second.text == "one" && f.origin.requestCount == 1)
+        await f.stop()
+    }
+
     @Test func differentRequestsDoNotShareAFlight() async throws {
         let f = try await Fixture.make()
         f.origin.setDefault(.ok("x"), for: "/d")

@@ -229,14 +229,22 @@ extension CachingHTTPClient {
         }
     }
 
-    /// The key identical requests share a flight by: method, URL and every header field.
+    /// The key identical requests share a flight by: method, URL and every header field but
+    /// the tracing ones, which differ on every request and do not change the answer.
     static func flightKey(_ request: HTTPRequest) -> String {
         var key = backoffKey(request)
-        for field in request.headerFields {
+        for field in request.headerFields where !tracingFieldNames.contains(field.name.canonicalName) {
             key += "\n\(field.name.canonicalName):\(field.value)"
         }
         return key
     }
+
+    /// Per-request tracing fields (W3C Trace Context and Baggage, B3, common request IDs).
+    static let tracingFieldNames: Set<String> = [
+        "traceparent", "tracestate", "baggage", "b3", "x-b3-traceid", "x-b3-spanid", "x-b3-parentspanid",
+        "x-b3-sampled", "x-b3-flags", "x-request-id", "request-id", "x-correlation-id", "x-amzn-trace-id",
+        "x-cloud-trace-context",
+    ]
 
     /// The key backoff is kept by: method and URL.
     static func backoffKey(_ request: HTTPRequest) -> String {
