@@ -171,4 +171,14 @@ import Testing
         #expect(await client.fetch(request, policy: .cacheOnly).freshness == .missing)
         await origin.stop()
     }
+
+    @Test func headIsAnsweredFromAStoredGetWithoutItsBody() async throws {
+        let f = try await Fixture.make()
+        f.origin.enqueue(.ok("full body", headers: Self.cacheable), for: "/g")
+        _ = await f.client.fetch(f.request("/g"))
+        let head = await f.client.fetch(f.request("/g", method: .head))
+        #expect(head.source == .cache && head.body == [] && head.response?.status == .ok)
+        #expect(head.response?.headerFields[.eTag] == "\"v1\"" && f.origin.requestCount == 1)
+        await f.stop()
+    }
 }

@@ -147,7 +147,7 @@ extension CachingHTTPClient {
         let age = entryAge(stored, decision: decision, freshness: call.freshness, now: at)
         func fromCache(isFinal: Bool = true) -> FetchResult {
             answer(
-                from: stored,
+                from: request.method == .head ? stored.withoutBody : stored,
                 freshness: age == .fresh ? .fresh : .stale(.expired),
                 ttl: call.freshness,
                 now: at,
@@ -288,5 +288,14 @@ extension CachingHTTPClient {
             freshness: .missing,
             error: CachingClientError(code: code, message: message)
         )
+    }
+}
+
+extension CachedResponse {
+    /// The response without its body: the answer to a `HEAD` served from a stored `GET`.
+    var withoutBody: CachedResponse {
+        var head = self
+        head.body = []
+        return head
     }
 }

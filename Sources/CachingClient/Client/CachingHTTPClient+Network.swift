@@ -105,7 +105,7 @@ extension CachingHTTPClient {
                     recordSuccess(backoffKey)
                     return NetworkOutcome(
                         response: freshened.response,
-                        body: freshened.body,
+                        body: step.original.method == .head ? [] : freshened.body,
                         source: .revalidated,
                         fetchedAt: freshened.responseTime,
                         validatedAt: freshened.validatedAt,
@@ -199,7 +199,8 @@ extension CachingHTTPClient {
         if let error = outcome.error, Self.allowsFallback(error), step.fallback, let stored = step.stored {
             let reason: StaleReason =
                 error.code == .noConnection || error.code == .backingOff ? .offline : .revalidationFailed
-            return answer(from: stored, freshness: .stale(reason), ttl: step.freshness, now: at, error: error)
+            let head = step.original.method == .head ? stored.withoutBody : stored
+            return answer(from: head, freshness: .stale(reason), ttl: step.freshness, now: at, error: error)
         }
         guard let response = outcome.response else {
             return FetchResult(response: nil, body: nil, source: .none, freshness: .missing, error: outcome.error)
