@@ -73,7 +73,10 @@ extension DiskStore {
     package func rekey() throws -> Int {
         try checkOpen()
         guard let cipher else {
-            throw CacheError(code: .invalidArgument, message: "the disk tier is not encrypted: there is no key to rotate")
+            throw CacheError(
+                code: .invalidArgument,
+                message: "the disk tier is not encrypted: there is no key to rotate"
+            )
         }
         let before = statistics.resealedRecords
         try rotate()

@@ -128,7 +128,9 @@ enum KeyCheckFile {
                 ciphertext: bytes[sealedOffset..<tagOffset],
                 tag: bytes[tagOffset..<checksumOffset]
             )
-            let plain = [UInt8](try AES.GCM.open(box, using: key.keyCheck, authenticating: bytes[..<authenticatedCount]))
+            let plain = [UInt8](
+                try AES.GCM.open(box, using: key.keyCheck, authenticating: bytes[..<authenticatedCount])
+            )
             guard plain.count == sealedCount, Array(plain[..<marker.count]) == marker else {
                 throw CacheError(code: .wrongKey, message: "the key check holds an unexpected value")
             }

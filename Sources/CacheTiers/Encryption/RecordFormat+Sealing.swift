@@ -75,7 +75,9 @@ extension RecordFormat {
         var associated = [UInt8](UnsafeRawBufferPointer(rebasing: record[..<ciphertextOffset]))
         associated.withUnsafeMutableBytes { $0.storeBytes(of: 0, toByteOffset: checksumOffset, as: UInt32.self) }
         guard
-            let nonce = try? AES.GCM.Nonce(data: UnsafeRawBufferPointer(rebasing: record[nonceOffset..<ciphertextOffset])),
+            let nonce = try? AES.GCM.Nonce(
+                data: UnsafeRawBufferPointer(rebasing: record[nonceOffset..<ciphertextOffset])
+            ),
             let box = try? AES.GCM.SealedBox(
                 nonce: nonce,
                 ciphertext: UnsafeRawBufferPointer(rebasing: record[ciphertextOffset..<tagOffset]),
@@ -102,6 +104,8 @@ extension RecordFormat {
             let digest = UInt64(littleEndian: record.loadUnaligned(fromByteOffset: digestOffset, as: UInt64.self))
             return digest == 0 ? 1 : digest  // zero marks an empty index slot
         }
-        return KeyDigest.digest(of: UnsafeRawBufferPointer(rebasing: record[headerSize..<(headerSize + header.keyLength)]))
+        return KeyDigest.digest(
+            of: UnsafeRawBufferPointer(rebasing: record[headerSize..<(headerSize + header.keyLength)])
+        )
     }
 }
