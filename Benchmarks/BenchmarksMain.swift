@@ -29,6 +29,7 @@ enum BenchmarksMain {
             ("memory", MemoryTierBenchmarks.run),
             ("disk", DiskTierBenchmarks.run),
             ("response", ResponseCacheBenchmarks.run),
+            ("encryption", EncryptionBenchmarks.run),
         ]
         // A filter naming suites runs only those; any other filter runs every suite and keeps the
         // rows whose workload contains it.

@@ -169,9 +169,19 @@ package final class DiskStore {
     }
 
     func dropCorrupt(_ location: IndexEntry, reason: String) {
-        statistics.corruptRecords += 1
+        drop(location, counting: \.corruptRecords, "corrupt record dropped", reason: reason)
+    }
+
+    /// Counts, logs and forgets a record that must not be served.
+    func drop(
+        _ location: IndexEntry,
+        counting counter: WritableKeyPath<Statistics, Int>,
+        _ message: Logger.Message,
+        reason: String
+    ) {
+        statistics[keyPath: counter] += 1
         logger.warning(
-            "corrupt record dropped",
+            message,
             metadata: [
                 "segment": "\(location.segment)", "offset": "\(location.offset)", "reason": "\(reason)",
             ]

@@ -51,16 +51,7 @@ extension DiskStore {
     }
 
     func dropUnauthenticated(_ location: IndexEntry, reason: String) {
-        statistics.authenticationFailures += 1
-        logger.warning(
-            "unauthenticated record dropped",
-            metadata: [
-                "segment": "\(location.segment)", "offset": "\(location.offset)", "reason": "\(reason)",
-            ]
-        )
-        if let removed = index.remove(location.digest) {
-            segments[removed.segment]?.liveBytes -= removed.length
-        }
+        drop(location, counting: \.authenticationFailures, "unauthenticated record dropped", reason: reason)
     }
 
     /// Seals everything with the current key, so that the previous keys can be forgotten: every
