@@ -143,7 +143,9 @@ package final class DiskStore {
     }
 
     /// Reads the record at `location` and checks its checksum; a bad one is dropped and counted.
-    func readVerifiedRecord(_ location: IndexEntry) -> [UInt8]? {
+    /// - Parameter authenticatedLater: the caller opens an encrypted record, whose AES-GCM tag
+    ///   covers every byte the checksum does (the checksum field aside): its checksum is skipped.
+    func readVerifiedRecord(_ location: IndexEntry, authenticatedLater: Bool = false) -> [UInt8]? {
         guard let segment = segments[location.segment] else {
             dropCorrupt(location, reason: "segment \(location.segment) is gone")
             return nil
@@ -160,7 +162,12 @@ package final class DiskStore {
             return nil
         }
         statistics.bytesRead += record.count
-        let valid = record.withUnsafeBytes { RecordFormat.verifiedHeader($0) != nil }
+        let valid = record.withUnsafeBytes { bytes in
+            if authenticatedLater, let header = RecordFormat.parseHeader(bytes), header.flags.contains(.encrypted) {
+                return header.recordLength == bytes.count
+            }
+            return RecordFormat.verifiedHeader(bytes) != nil
+        }
         guard valid else {
             dropCorrupt(location, reason: "checksum mismatch")
             return nil
@@ -211,7 +218,8 @@ package final class DiskStore {
             key: key,
             metadata: entry.metadata,
             value: entry.value,
-            storedAtMillis: entry.storedAt.millisecondsSince1970
+            storedAtMillis: entry.storedAt.millisecondsSince1970,
+            checksummed: cipher == nil  // a sealed record gets its checksum when it is sealed
         )
         let storedValueBytes = record.count - RecordFormat.headerSize - key.string.utf8.count - entry.metadata.count
         if let cipher {

@@ -76,7 +76,8 @@ package enum RecordFormat {
         metadata: [UInt8],
         value: [UInt8],
         storedAtMillis: Int64,
-        allowCompression: Bool = true
+        allowCompression: Bool = true,
+        checksummed: Bool = true
     ) throws -> [UInt8] {
         var key = key.string
         return try key.withUTF8 { keyBytes in
@@ -88,7 +89,8 @@ package enum RecordFormat {
                         metadata: metadataBytes,
                         value: valueBytes,
                         storedAtMillis: storedAtMillis,
-                        allowCompression: allowCompression
+                        allowCompression: allowCompression,
+                        checksummed: checksummed
                     )
                 }
             }
@@ -134,7 +136,8 @@ package enum RecordFormat {
         metadata: UnsafeRawBufferPointer,
         value: UnsafeRawBufferPointer,
         storedAtMillis: Int64,
-        allowCompression: Bool
+        allowCompression: Bool,
+        checksummed: Bool = true
     ) throws -> [UInt8] {
         guard key.count <= maximumKeyLength else {
             throw CacheError(code: .valueTooLarge, message: "key of \(key.count) bytes exceeds \(maximumKeyLength)")
@@ -181,8 +184,10 @@ package enum RecordFormat {
             )
             let length = header.recordLength
             write(header, into: record)
-            let checksum = computeChecksum(UnsafeRawBufferPointer(rebasing: record[..<length]))
-            record.storeBytes(of: checksum.littleEndian, toByteOffset: checksumOffset, as: UInt32.self)
+            if checksummed {
+                let checksum = computeChecksum(UnsafeRawBufferPointer(rebasing: record[..<length]))
+                record.storeBytes(of: checksum.littleEndian, toByteOffset: checksumOffset, as: UInt32.self)
+            }
             initialized = length
         }
     }

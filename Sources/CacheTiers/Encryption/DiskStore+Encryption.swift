@@ -14,9 +14,15 @@ extension DiskStore {
     /// - Returns: the plain record; nil when it is damaged or does not authenticate, in which case
     ///   it is counted, logged and dropped from the index.
     func readPlainRecord(_ location: IndexEntry) -> [UInt8]? {
-        guard let record = readVerifiedRecord(location) else { return nil }
-        guard let cipher else { return record }
+        guard let record = readVerifiedRecord(location, authenticatedLater: true) else { return nil }
         return record.withUnsafeBytes { bytes in
+            guard let cipher else {
+                guard let header = RecordFormat.parseHeader(bytes), !header.flags.contains(.encrypted) else {
+                    dropUnauthenticated(location, reason: "an encrypted record in an unencrypted cache")
+                    return nil
+                }
+                return record
+            }
             guard let header = RecordFormat.parseHeader(bytes), header.flags.contains(.encrypted) else {
                 dropUnauthenticated(location, reason: "an unencrypted record in an encrypted cache")
                 return nil

@@ -7,7 +7,7 @@ import Crypto
 /// ```
 /// 0   40  header: flags with `encrypted`, plaintext lengths, key id at 36, CRC-32C of the record
 /// 40   8  keyed digest of the key (HMAC-SHA256, 64 bits), so replay and compaction need no key
-/// 48  12  AES-GCM nonce, random
+/// 48  12  AES-GCM nonce, unique (see ``RecordCipher``)
 /// 60   n  AES-256-GCM ciphertext of key ‖ metadata ‖ value as stored (compressed first)
 /// 60+n 16 tag; bytes 0..<48, the checksum field as zero, are the associated data
 /// ```
@@ -34,7 +34,7 @@ extension RecordFormat {
             header.keyID = cipher.current.recordID
             header.checksum = 0
             let payload = UnsafeRawBufferPointer(rebasing: plain[headerSize...])
-            let nonce = AES.GCM.Nonce()
+            let nonce = cipher.nextNonce()
             return try [UInt8](unsafeUninitializedCapacity: header.recordLength) { buffer, initialized in
                 let record = UnsafeMutableRawBufferPointer(buffer)
                 write(header, into: record)
@@ -48,7 +48,7 @@ extension RecordFormat {
                         payload,
                         using: cipher.current.records,
                         nonce: nonce,
-                        authenticating: UnsafeRawBufferPointer(rebasing: record[..<ciphertextOffset])
+                        authenticating: UnsafeRawBufferPointer(rebasing: record[..<nonceOffset])
                     )
                 } catch {
                     throw CacheError(code: .valueTooLarge, message: "AES-GCM cannot seal the record", underlying: error)
@@ -71,20 +71,17 @@ extension RecordFormat {
     package static func unseal(_ record: UnsafeRawBufferPointer, header: RecordHeader, cipher: RecordCipher) -> [UInt8]?
     {
         guard header.flags.contains(.encrypted), let key = cipher.key(recordID: header.keyID) else { return nil }
-        let tagOffset = record.count - tagCount
-        var associated = [UInt8](UnsafeRawBufferPointer(rebasing: record[..<ciphertextOffset]))
-        associated.withUnsafeMutableBytes { $0.storeBytes(of: 0, toByteOffset: checksumOffset, as: UInt32.self) }
-        guard
-            let nonce = try? AES.GCM.Nonce(
-                data: UnsafeRawBufferPointer(rebasing: record[nonceOffset..<ciphertextOffset])
-            ),
-            let box = try? AES.GCM.SealedBox(
-                nonce: nonce,
-                ciphertext: UnsafeRawBufferPointer(rebasing: record[ciphertextOffset..<tagOffset]),
-                tag: UnsafeRawBufferPointer(rebasing: record[tagOffset...])
-            ),
-            let payload = try? AES.GCM.open(box, using: key.records, authenticating: associated)
-        else { return nil }
+        let opened = withUnsafeTemporaryAllocation(byteCount: nonceOffset, alignment: 8) { associated in
+            associated.copyMemory(from: UnsafeRawBufferPointer(rebasing: record[..<nonceOffset]))
+            associated.storeBytes(of: 0, toByteOffset: checksumOffset, as: UInt32.self)
+            return try? AES.GCM.open(
+                // Nonce, ciphertext and tag back to back: AES-GCM's "combined" form.
+                AES.GCM.SealedBox(combined: UnsafeRawBufferPointer(rebasing: record[nonceOffset...])),
+                using: key.records,
+                authenticating: UnsafeRawBufferPointer(associated)
+            )
+        }
+        guard let payload = opened else { return nil }
         var plainHeader = header
         plainHeader.flags.remove(.encrypted)
         plainHeader.keyID = 0
