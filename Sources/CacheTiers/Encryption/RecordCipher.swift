@@ -2,12 +2,6 @@
 
 import Crypto
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The keys of an encrypted disk store, derived once: AES-256-GCM keys that seal records (the
 /// current one and those of a rotation), the nonces, and the keyed digest that names keys in the
 /// index.
