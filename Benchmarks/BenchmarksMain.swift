@@ -30,6 +30,7 @@ enum BenchmarksMain {
             ("disk", DiskTierBenchmarks.run),
             ("response", ResponseCacheBenchmarks.run),
             ("client", CachingClientBenchmarks.run),
+            ("encryption", EncryptionBenchmarks.run),
         ]
         // A filter naming suites runs only those; any other filter runs every suite and keeps the
         // rows whose workload contains it.

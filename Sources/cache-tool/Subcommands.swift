@@ -139,15 +139,23 @@ struct Verify: ParsableCommand {
     )
 
     @Argument(help: "The cache directory.") var directory: String
+    @OptionGroup var keys: KeyOptions
 
     func run() throws {
-        let report = try DiskStore.verify(directory: directory)
+        let encryption = try keys.encryption()
+        let report = try DiskStore.verify(directory: directory, encryption: encryption)
         print("segments\t\(report.segments)")
         print("good\t\(report.goodRecords)")
         print("corrupt\t\(report.corruptRecords)")
         print("torn\t\(report.tornRecords)")
         print("snapshot\t\(report.snapshotPresent ? (report.snapshotValid ? "valid" : "damaged") : "absent")")
-        if report.corruptRecords > 0 || (report.snapshotPresent && !report.snapshotValid) {
+        print(
+            "encrypted\t\(report.encrypted ? (encryption == nil ? "yes (not authenticated: no key given)" : "yes") : "no")"
+        )
+        if encryption != nil { print("unauthenticated\t\(report.unauthenticatedRecords)") }
+        if report.corruptRecords > 0 || report.unauthenticatedRecords > 0
+            || (report.snapshotPresent && !report.snapshotValid)
+        {
             throw ExitCode(1)
         }
     }
@@ -167,5 +175,20 @@ struct Compact: ParsableCommand {
             return (compacted, before, store.totalBytes)
         }
         print("compacted \(compacted) segments: \(before) -> \(after) bytes")
+    }
+}
+
+struct Rekey: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Re-seal every record with --key-file; afterwards the previous keys are not needed.",
+        discussion: "Give the old keys with --previous-key-file. Rewrites every segment."
+    )
+
+    @OptionGroup var options: StoreOptions
+
+    func run() throws {
+        guard options.keys.keyFile != nil else { throw ValidationError("rekey needs --key-file") }
+        let resealed = try withStore(options) { try $0.rekey() }
+        print("re-sealed \(resealed) records with the key of \(options.keys.keyFile ?? "")")
     }
 }

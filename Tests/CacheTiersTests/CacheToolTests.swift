@@ -95,4 +95,45 @@ import Testing
         #expect(String(decoding: verify.output, as: UTF8.self).contains("corrupt\t1"))
         #expect(try tool(["put", cache, "bad", "--capacity", "-5"], input: [1]).status != 0)
     }
+
+    @Test func keyFileOnEverySubcommand() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.toolPath))
+        let directory = TemporaryDirectory("tool")
+        defer { directory.remove() }
+        let cache = directory.appending("cache")
+        let keyFile = directory.appending("key")
+        let newKeyFile = directory.appending("new-key")
+        let shortKeyFile = directory.appending("short-key")
+        try FileSurgery.write(EncryptionTests.keyA.bytes, to: keyFile)
+        try FileSurgery.write(EncryptionTests.keyB.bytes, to: newKeyFile)
+        try FileSurgery.write([UInt8](repeating: 1, count: 31), to: shortKeyFile)
+        let value = Array("secret body \(EncryptionTests.marker)".utf8)
+        let key = ["--key-file", keyFile]
+
+        #expect(try tool(["put", cache, "users/\(EncryptionTests.marker)"] + key, input: value).status == 0)
+        #expect(try tool(["get", cache, "users/\(EncryptionTests.marker)"] + key).output == value)
+        let list = String(decoding: try tool(["list", cache] + key).output, as: UTF8.self)
+        #expect(list.contains("users/\(EncryptionTests.marker)\t\(value.count)\t"))
+        #expect(
+            String(decoding: try tool(["stats", cache, "--json"] + key).output, as: UTF8.self).contains("\"entries\":1")
+        )
+        let verify = try tool(["verify", cache] + key)
+        #expect(verify.status == 0)
+        #expect(String(decoding: verify.output, as: UTF8.self).contains("unauthenticated\t0"))
+        #expect(try tool(["compact", cache, "--threshold", "0.9"] + key).status == 0)
+
+        let noKey = try tool(["get", cache, "users/\(EncryptionTests.marker)"])
+        #expect(noKey.status != 0 && noKey.error.contains("encrypted"))
+        let wrongKey = try tool(["get", cache, "users/\(EncryptionTests.marker)", "--key-file", newKeyFile])
+        #expect(wrongKey.status != 0 && wrongKey.error.contains("none of the"))
+        let shortKey = try tool(["get", cache, "x", "--key-file", shortKeyFile])
+        #expect(shortKey.status != 0 && shortKey.error.contains("exactly 32 raw bytes"))
+        let missingKey = try tool(["verify", cache, "--key-file", directory.appending("absent")])
+        #expect(missingKey.status != 0 && missingKey.error.contains("cannot read the key file"))
+
+        let rekey = try tool(["rekey", cache, "--key-file", newKeyFile, "--previous-key-file", keyFile])
+        #expect(rekey.status == 0, "\(rekey.error)")
+        #expect(try tool(["get", cache, "users/\(EncryptionTests.marker)", "--key-file", newKeyFile]).output == value)
+        #expect(try tool(["remove", cache, "users/\(EncryptionTests.marker)", "--key-file", newKeyFile]).status == 0)
+    }
 }

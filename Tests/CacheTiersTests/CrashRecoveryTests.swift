@@ -20,12 +20,18 @@ import Darwin
             .appendingPathComponent("CrashWriter").path
     }
 
-    @Test func killedWritersNeverLeaveCorruptOrWrongData() throws {
+    /// The same crashes on a plain and on an encrypted directory.
+    @Test(arguments: [false, true])
+    func killedWritersNeverLeaveCorruptOrWrongData(encrypted: Bool) throws {
         let writer = Self.crashWriterPath
         try #require(FileManager.default.isExecutableFile(atPath: writer), "build CrashWriter first: \(writer)")
         let directory = TemporaryDirectory("crash")
         defer { directory.remove() }
         let path = directory.appending("cache")
+        let keyFile = directory.appending("key")
+        let key = try EncryptionKey(bytes: (0..<32).map { UInt8($0 * 7 + 3) })
+        try FileSurgery.write(key.bytes, to: keyFile)
+        let encryption = encrypted ? DiskEncryption(key: key) : nil
         var model: [String: (version: Int, size: Int)] = [:]  // acknowledged state; absent = nothing
         var generator = SplitMix64(seed: 2026)
         let rounds = 24
@@ -36,11 +42,17 @@ import Darwin
             let (lines, inFlight) = try runAndKill(writer, path, seed: UInt64(round + 1), afterAcks: killAfter)
             #expect(lines >= killAfter)
 
-            let before = try DiskStore.verify(directory: path)
-            #expect(before.corruptRecords == 0, "round \(round): \(before)")
+            let before = try DiskStore.verify(directory: path, encryption: encryption)
+            #expect(before.corruptRecords == 0 && before.unauthenticatedRecords == 0, "round \(round): \(before)")
+            #expect(before.encrypted == encrypted)
 
             let store = try DiskStore(
-                configuration: DiskTier.Configuration(directory: path, capacityBytes: 16 << 20, segmentBytes: 512 << 10)
+                configuration: DiskTier.Configuration(
+                    directory: path,
+                    capacityBytes: 16 << 20,
+                    segmentBytes: 512 << 10,
+                    encryption: encryption
+                )
             )
             for index in 0..<64 {
                 let key = "key\(index)"
@@ -61,7 +73,7 @@ import Darwin
                     model[key] = matched.map { ($0.version, $0.size) }
                 }
             }
-            #expect(store.statistics.corruptRecords == 0)
+            #expect(store.statistics.corruptRecords == 0 && store.statistics.authenticationFailures == 0)
             if store.recovery.replayedRecords > 0 { replayedRounds += 1 }
             truncatedBytes += store.recovery.truncatedBytes
             try store.close()
@@ -71,7 +83,9 @@ import Darwin
         }
         // The kills landed while the log was growing past its last snapshot.
         #expect(replayedRounds > rounds / 2)
-        print("crash test: \(rounds) kills, \(replayedRounds) replayed a tail, \(truncatedBytes) torn bytes cut")
+        print(
+            "crash test (encrypted: \(encrypted)): \(rounds) kills, \(replayedRounds) replayed a tail, \(truncatedBytes) torn bytes cut"
+        )
 
         /// Runs the writer until it has acknowledged `afterAcks` operations, kills it, and replays
         /// its log into `model`. Returns the acknowledged count and the operation in flight.
@@ -83,7 +97,7 @@ import Darwin
         ) throws -> (Int, (key: String, version: Int, size: Int)?) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: writer)
-            process.arguments = [path, String(seed)]
+            process.arguments = [path, String(seed)] + (encrypted ? [keyFile] : [])
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()

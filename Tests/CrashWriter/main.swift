@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// The child process of the crash tests: `CrashWriter DIRECTORY SEED` opens a disk store and
+// The child process of the crash tests: `CrashWriter DIRECTORY SEED [KEYFILE]` opens a disk store
+// (encrypted with the 32-byte key in KEYFILE when given) and
 // writes, removes, snapshots and compacts in a loop until it is killed. Around every operation it
 // writes a line to standard output, unbuffered: `B key version size` before, `A key version size`
 // after (version -1 is a removal). The parent kills it with SIGKILL at a random line and checks
@@ -11,19 +12,23 @@ import CacheTiers
 import Foundation
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, let seed = UInt64(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: CrashWriter DIRECTORY SEED\n".utf8))
+guard (3...4).contains(arguments.count), let seed = UInt64(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: CrashWriter DIRECTORY SEED [KEYFILE]\n".utf8))
     exit(2)
 }
 
-let configuration = DiskTier.Configuration(
-    directory: arguments[1],
-    capacityBytes: 16 << 20,
-    segmentBytes: 512 << 10,
-    fsync: .never
-)
 let store: DiskStore
 do {
+    let encryption = try arguments.dropFirst(3).first.map { path in
+        DiskEncryption(key: try EncryptionKey(bytes: Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+    let configuration = DiskTier.Configuration(
+        directory: arguments[1],
+        capacityBytes: 16 << 20,
+        segmentBytes: 512 << 10,
+        fsync: .never,
+        encryption: encryption
+    )
     store = try DiskStore(configuration: configuration)
 } catch {
     FileHandle.standardError.write(Data("open failed: \(error)\n".utf8))

@@ -50,14 +50,16 @@ import Testing
         _ directory: TemporaryDirectory?,
         memoryCapacity: Int = 4 << 20,
         diskCapacity: Int = 64 << 20,
-        willCache: WillCache = .identity
+        willCache: WillCache = .identity,
+        encryption: DiskEncryption? = nil
     ) -> ResponseCache.Configuration {
         ResponseCache.Configuration(
             memoryCapacity: memoryCapacity,
             diskCapacity: diskCapacity,
             directory: directory?.path,
             willCache: willCache,
-            now: { requestTime.addingTimeInterval(1) }
+            now: { requestTime.addingTimeInterval(1) },
+            encryption: encryption
         )
     }
 
@@ -219,8 +221,11 @@ import Testing
         #expect(cache.currentMemoryUsage == 0)
     }
 
-    /// Headers and userInfo round-trip through a reopened disk cache.
-    @Test func responsesSurviveAReopen() async throws {
+    /// Headers and userInfo round-trip through a reopened disk cache, plain or encrypted.
+    @Test(arguments: [false, true])
+    func responsesSurviveAReopen(encrypted: Bool) async throws {
+        let encryption =
+            encrypted ? DiskEncryption(key: try EncryptionKey(bytes: [UInt8](repeating: 3, count: 32))) : nil
         try await withTemporaryDirectory { directory in
             let request = Self.request("https://h.example/items?page=3", [(.acceptLanguage, "en")])
             let stored = Self.response(
@@ -229,11 +234,17 @@ import Testing
                 userInfo: ["tags": ["a", "b"], "weight": 2.5]
             )
             do {
-                let cache = try ResponseCache(configuration: Self.configuration(directory))
+                let cache = try ResponseCache(configuration: Self.configuration(directory, encryption: encryption))
                 try await cache.storeCachedResponse(stored, for: request)
                 try await cache.tiers.disk?.close()
             }
-            let cache = try ResponseCache(configuration: Self.configuration(directory))
+            if encrypted {
+                let error = #expect(throws: CacheError.self) {
+                    try ResponseCache(configuration: Self.configuration(directory))
+                }
+                #expect(error?.code == .encryptionMismatch)
+            }
+            let cache = try ResponseCache(configuration: Self.configuration(directory, encryption: encryption))
             var expected = stored
             expected.varyingRequestFields = [.acceptLanguage: "en"]
             #expect(await cache.cachedResponse(for: request) == expected)

@@ -26,6 +26,8 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
             case corruptRecord
             case unsupportedFormat
             case closed
+            case wrongKey
+            case encryptionMismatch
         }
 
         private let base: Base
@@ -51,6 +53,11 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         public static var unsupportedFormat: Self { Self(.unsupportedFormat) }
         /// The tier was closed and takes no more operations.
         public static var closed: Self { Self(.closed) }
+        /// None of the given encryption keys opens the cache directory. Nothing in it was changed.
+        public static var wrongKey: Self { Self(.wrongKey) }
+        /// An encrypted cache directory was opened without a key, or a plain one with a key.
+        /// Nothing in it was changed.
+        public static var encryptionMismatch: Self { Self(.encryptionMismatch) }
 
         public var description: String { String(describing: base) }
     }

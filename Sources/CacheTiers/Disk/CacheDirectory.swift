@@ -98,6 +98,43 @@ package struct CacheDirectory {
         guard result == 0 else { throw CacheFile.error(Errno(rawValue: errno), "rename \(source) to \(destination)") }
     }
 
+    /// Replaces the file `name` with `bytes` atomically: written to `name.tmp`, flushed, renamed over
+    /// `name`, and the directory flushed. A crash leaves the old file or the new one, never half.
+    package func replaceAtomically(_ name: String, with bytes: [UInt8], faults: FaultInjector? = nil) throws {
+        let temporary = path.appending(name + ".tmp")
+        let file = try CacheFile.open(temporary, create: true, faults: faults)
+        do {
+            try file.truncate(to: 0)
+            try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+            try file.sync()
+            file.close()
+            try rename(temporary, to: path.appending(name))
+            sync()
+        } catch {
+            file.close()
+            try? remove(temporary)
+            throw error
+        }
+    }
+
+    /// The whole content of the file `name`, or nil when there is no such file.
+    package func readIfPresent(_ name: String) throws -> [UInt8]? {
+        let file: CacheFile
+        do {
+            file = try CacheFile.open(path.appending(name), create: false, readOnly: true)
+        } catch let error as CacheError where (error.underlying as? Errno) == .noSuchFileOrDirectory {
+            return nil
+        }
+        defer { file.close() }
+        let size = Int(try file.size())
+        return try file.read(count: size, at: 0) ?? []
+    }
+
+    /// Removes the directory itself if it is empty; anything else in it keeps it.
+    package func removeIfEmpty() {
+        _ = path.withPlatformString { rmdir($0) }
+    }
+
     /// Flushes the directory entry changes (creations, renames, removals) to stable storage.
     package func sync() {
         guard let directory = try? CacheFile.open(path, create: false, readOnly: true) else { return }

@@ -20,6 +20,10 @@ package struct VerifyReport: Hashable, Sendable {
     /// Whether an index snapshot is present, and whether it is intact.
     package var snapshotPresent = false
     package var snapshotValid = false
+    /// Whether the directory has a key check file: its records are encrypted.
+    package var encrypted = false
+    /// Put records that did not authenticate with the keys given (checked only when keys are given).
+    package var unauthenticatedRecords = 0
 }
 
 /// One live entry, as `cache-tool list` shows it.
@@ -36,10 +40,17 @@ package struct ListedEntry: Hashable, Sendable {
 
 extension DiskStore {
     /// Reads every record of every segment in `directory` and checks every checksum, without
-    /// taking the lock or changing anything.
-    package static func verify(directory path: String) throws -> VerifyReport {
+    /// taking the lock or changing anything. Given the keys, it checks them against the key check
+    /// and authenticates every encrypted record too.
+    /// - Throws: ``CacheError/Code/wrongKey`` or ``CacheError/Code/encryptionMismatch`` when the
+    ///   keys given do not fit the directory; I/O errors.
+    package static func verify(directory path: String, encryption: DiskEncryption? = nil) throws -> VerifyReport {
         let directory = try CacheDirectory(path: FilePath(path), lock: false, create: false)
         var report = VerifyReport()
+        report.encrypted = try directory.readIfPresent(KeyCheckFile.fileName) != nil
+        let cipher = try encryption.flatMap { _ in
+            try KeyCheckFile.open(directory, encryption: encryption, create: false)
+        }
         let sequences = try directory.segmentSequences()
         for sequence in sequences {
             let file = try CacheFile.open(directory.segmentPath(sequence), create: false, readOnly: true)
@@ -50,7 +61,14 @@ extension DiskStore {
             guard size > segmentHeaderSize, let bytes = try file.read(count: size - segmentHeaderSize, at: 16) else {
                 continue
             }
-            let result = bytes.withUnsafeBytes { RecordScanner.scan($0) { _, _, _ in } }
+            let result = bytes.withUnsafeBytes { bytes in
+                RecordScanner.scan(bytes) { header, record, _ in
+                    guard let cipher, header.flags.isDisjoint(with: [.tombstone, .clear]) else { return }
+                    if RecordFormat.unseal(record, header: header, cipher: cipher) == nil {
+                        report.unauthenticatedRecords += 1
+                    }
+                }
+            }
             report.goodRecords += result.validRecords
             report.corruptRecords += result.corruptRegions
             if result.damagedTail {
@@ -71,7 +89,7 @@ extension DiskStore {
     package func listEntries() -> [ListedEntry] {
         var listed: [ListedEntry] = []
         for location in index.filter({ _ in true }) {
-            guard let record = readVerifiedRecord(location) else { continue }
+            guard let record = readPlainRecord(location) else { continue }
             record.withUnsafeBytes { bytes in
                 guard let header = RecordFormat.parseHeader(bytes),
                     let key = RecordFormat.recordKeyString(bytes, header: header)

@@ -21,9 +21,10 @@ extension DiskStore {
         for entry in entries {
             if entry.accessed, !appendFailed, entry.length <= budget, let record = readVerifiedRecord(entry) {
                 do {
-                    try move(entry, record: record, keepAccess: false)
-                    budget -= entry.length
-                    statistics.secondChances += 1
+                    if try move(entry, record: record, keepAccess: false) {
+                        budget -= entry.length
+                        statistics.secondChances += 1
+                    }
                     continue
                 } catch {
                     appendFailed = true
@@ -37,21 +38,26 @@ extension DiskStore {
         try deleteSegment(sequence)
     }
 
-    /// Appends `record` (the bytes of `entry`) again and points the index at the copy.
-    private func move(_ entry: IndexEntry, record: [UInt8], keepAccess: Bool) throws {
+    /// Appends `record` (the bytes of `entry`) again, sealed with the current key, and points the
+    /// index at the copy.
+    /// - Returns: false when the record did not authenticate: it is then dropped, not moved.
+    @discardableResult
+    private func move(_ entry: IndexEntry, record: [UInt8], keepAccess: Bool) throws -> Bool {
+        guard let record = try resealedIfStale(record, location: entry) else { return false }
         let location = try append(record)
         var moved = IndexEntry(
             digest: entry.digest,
             segment: location.segment,
             offset: UInt32(location.offset),
-            length: entry.length,
+            length: record.count,
             storedAtSeconds: entry.storedAtSeconds
         )
         moved.accessed = keepAccess && entry.accessed
         if let old = index.update(moved) {
             segments[old.segment]?.liveBytes -= old.length
         }
-        segments[location.segment]?.liveBytes += entry.length
+        segments[location.segment]?.liveBytes += record.count
+        return true
     }
 
     /// Compacts every closed segment whose live bytes are below `threshold` of its size: its live
@@ -74,7 +80,7 @@ extension DiskStore {
         return compacted
     }
 
-    private func compactSegment(_ sequence: UInt32, isOldest: Bool) throws {
+    func compactSegment(_ sequence: UInt32, isOldest: Bool) throws {
         guard let segment = segments[sequence] else { return }
         let length = segment.size - Self.segmentHeaderSize
         if length > 0, let bytes = try segment.file.read(count: length, at: Int64(Self.segmentHeaderSize)) {
@@ -87,10 +93,7 @@ extension DiskStore {
                         return
                     }
                     guard !header.flags.contains(.clear) else { return }
-                    let key = UnsafeRawBufferPointer(
-                        rebasing: record[RecordFormat.headerSize..<(RecordFormat.headerSize + header.keyLength)]
-                    )
-                    let digest = KeyDigest.digest(of: key)
+                    let digest = RecordFormat.indexDigest(record, header: header)
                     if let entry = index[digest], entry.segment == sequence,
                         Int(entry.offset) == Self.segmentHeaderSize + offset
                     {

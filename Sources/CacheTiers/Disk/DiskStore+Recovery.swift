@@ -135,12 +135,9 @@ extension DiskStore {
             index.remove(RecordFormat.tombstoneDigest(record))
             return false
         }
-        let key = UnsafeRawBufferPointer(
-            rebasing: record[RecordFormat.headerSize..<(RecordFormat.headerSize + header.keyLength)]
-        )
         index.update(
             IndexEntry(
-                digest: KeyDigest.digest(of: key),
+                digest: RecordFormat.indexDigest(record, header: header),
                 segment: segment,
                 offset: UInt32(offset),
                 length: header.recordLength,

@@ -111,20 +111,7 @@ extension DiskStore {
             coveredOffset: active.size,
             writtenAtMillis: nowMillis()
         )
-        let temporary = directory.path.appending(CacheDirectory.snapshotFileName + ".tmp")
-        let file = try CacheFile.open(temporary, create: true, faults: configuration.faults)
-        do {
-            try file.truncate(to: 0)
-            try bytes.withUnsafeBytes { try file.write($0, at: 0) }
-            try file.sync()
-            file.close()
-            try directory.rename(temporary, to: directory.snapshotPath)
-            directory.sync()
-        } catch {
-            file.close()
-            try? directory.remove(temporary)
-            throw error
-        }
+        try directory.replaceAtomically(CacheDirectory.snapshotFileName, with: bytes, faults: configuration.faults)
         snapshotBytes = bytes.count
     }
 

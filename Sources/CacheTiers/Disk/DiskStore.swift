@@ -37,6 +37,10 @@ package final class DiskStore {
         package var valueBytesWritten = 0
         package var storedValueBytesWritten = 0
         package var writeErrors = 0
+        /// Encrypted records that did not authenticate (tampered, or sealed with a key not given).
+        package var authenticationFailures = 0
+        /// Records sealed again with the current key (compaction, retirement, ``DiskStore/rekey()``).
+        package var resealedRecords = 0
     }
 
     /// The fixed header at the start of every segment file: magic "LCSG", format version, sequence.
@@ -55,17 +59,28 @@ package final class DiskStore {
     package internal(set) var segmentBytesTotal = 0
     package internal(set) var statistics = Statistics()
     package internal(set) var recovery = RecoveryReport()
+    /// The keys of an encrypted store; nil for a plain one.
+    package internal(set) var cipher: RecordCipher?
     var lastSync = ContinuousClock.now
     var unsyncedBytes = 0
     var isClosed = false
 
-    /// Opens (or creates) the store in `configuration.directory`, takes its lock and recovers.
-    /// - Throws: ``CacheError/Code/directoryLocked`` when another owner has it; I/O errors.
+    /// Opens (or creates) the store in `configuration.directory`, takes its lock, checks the
+    /// encryption key (before anything is read or changed) and recovers.
+    /// - Throws: ``CacheError/Code/directoryLocked`` when another owner has it;
+    ///   ``CacheError/Code/wrongKey`` or ``CacheError/Code/encryptionMismatch`` when the keys do not
+    ///   fit the directory; I/O errors.
     package init(configuration: DiskTier.Configuration) throws {
         try configuration.validate()
         self.configuration = configuration
         self.directory = try CacheDirectory(path: FilePath(configuration.directory))
         do {
+            cipher = try KeyCheckFile.open(
+                directory,
+                encryption: configuration.encryption,
+                create: true,
+                faults: configuration.faults
+            )
             try recover()
         } catch {
             for segment in segments.values { segment.file.close() }
@@ -99,11 +114,12 @@ package final class DiskStore {
     /// A record that fails its checksum is a miss: counted, logged and dropped from the index.
     /// - Complexity: O(1) index lookup and one positional read of the record.
     package func entry(for key: CacheKey) -> CacheEntry? {
-        guard !isClosed, let location = index[key.digest] else {
+        let digest = digest(for: key)
+        guard !isClosed, let location = index[digest] else {
             statistics.misses += 1
             return nil
         }
-        guard let record = readVerifiedRecord(location) else {
+        guard let record = readPlainRecord(location) else {
             statistics.misses += 1
             return nil
         }
@@ -122,12 +138,14 @@ package final class DiskStore {
             return nil
         }
         statistics.hits += 1
-        index.markAccessed(key.digest)
+        index.markAccessed(digest)
         return entry
     }
 
     /// Reads the record at `location` and checks its checksum; a bad one is dropped and counted.
-    func readVerifiedRecord(_ location: IndexEntry) -> [UInt8]? {
+    /// - Parameter authenticatedLater: the caller opens an encrypted record, whose AES-GCM tag
+    ///   covers every byte the checksum does (the checksum field aside): its checksum is skipped.
+    func readVerifiedRecord(_ location: IndexEntry, authenticatedLater: Bool = false) -> [UInt8]? {
         guard let segment = segments[location.segment] else {
             dropCorrupt(location, reason: "segment \(location.segment) is gone")
             return nil
@@ -144,7 +162,12 @@ package final class DiskStore {
             return nil
         }
         statistics.bytesRead += record.count
-        let valid = record.withUnsafeBytes { RecordFormat.verifiedHeader($0) != nil }
+        let valid = record.withUnsafeBytes { bytes in
+            if authenticatedLater, let header = RecordFormat.parseHeader(bytes), header.flags.contains(.encrypted) {
+                return header.recordLength == bytes.count
+            }
+            return RecordFormat.verifiedHeader(bytes) != nil
+        }
         guard valid else {
             dropCorrupt(location, reason: "checksum mismatch")
             return nil
@@ -153,9 +176,19 @@ package final class DiskStore {
     }
 
     func dropCorrupt(_ location: IndexEntry, reason: String) {
-        statistics.corruptRecords += 1
+        drop(location, counting: \.corruptRecords, "corrupt record dropped", reason: reason)
+    }
+
+    /// Counts, logs and forgets a record that must not be served.
+    func drop(
+        _ location: IndexEntry,
+        counting counter: WritableKeyPath<Statistics, Int>,
+        _ message: Logger.Message,
+        reason: String
+    ) {
+        statistics[keyPath: counter] += 1
         logger.warning(
-            "corrupt record dropped",
+            message,
             metadata: [
                 "segment": "\(location.segment)", "offset": "\(location.offset)", "reason": "\(reason)",
             ]
@@ -180,15 +213,21 @@ package final class DiskStore {
     @discardableResult
     package func set(_ entry: CacheEntry, for key: CacheKey) throws -> SetOutcome {
         try checkOpen()
-        let record = try RecordFormat.encodePut(
+        let digest = digest(for: key)
+        var record = try RecordFormat.encodePut(
             key: key,
             metadata: entry.metadata,
             value: entry.value,
-            storedAtMillis: entry.storedAt.millisecondsSince1970
+            storedAtMillis: entry.storedAt.millisecondsSince1970,
+            checksummed: cipher == nil  // a sealed record gets its checksum when it is sealed
         )
+        let storedValueBytes = record.count - RecordFormat.headerSize - key.string.utf8.count - entry.metadata.count
+        if let cipher {
+            record = try RecordFormat.seal(record, digest: digest, cipher: cipher)
+        }
         guard record.count <= configuration.admissionLimit else {
             statistics.admissionRefusals += 1
-            try remove(key.digest)
+            try remove(digest)
             return .refused
         }
         let location: (segment: UInt32, offset: Int)
@@ -196,15 +235,13 @@ package final class DiskStore {
             location = try append(record)
         } catch {
             // The new value is not on disk; the old one must not be served in its place.
-            forgetAfterFailedWrite(key.digest)
+            forgetAfterFailedWrite(digest)
             throw error
         }
         statistics.valueBytesWritten += entry.value.count
-        statistics.storedValueBytesWritten +=
-            record.count - RecordFormat.headerSize - key.string.utf8.count
-            - entry.metadata.count
+        statistics.storedValueBytesWritten += storedValueBytes
         let stored = IndexEntry(
-            digest: key.digest,
+            digest: digest,
             segment: location.segment,
             offset: UInt32(location.offset),
             length: record.count,
@@ -223,7 +260,7 @@ package final class DiskStore {
     @discardableResult
     package func remove(_ key: CacheKey) throws -> Bool {
         try checkOpen()
-        return try remove(key.digest)
+        return try remove(digest(for: key))
     }
 
     @discardableResult
@@ -365,6 +402,9 @@ package final class DiskStore {
     }
 
     // MARK: Closing
+
+    /// Whether the store is still open (``close()`` was not called).
+    package var isOpen: Bool { !isClosed }
 
     /// Writes an index snapshot, flushes and releases the directory.
     package func close() throws {

@@ -21,12 +21,19 @@ public import Foundation
 /// Run ``run()`` (it is a ServiceLifecycle `Service`) to write index snapshots and compact from time
 /// to time; cancel it, or shut the service group down gracefully, and it writes a last snapshot.
 ///
+/// With ``Configuration/encryption`` set, every record's key, metadata and value are sealed with
+/// AES-256-GCM and the index knows keys only by a keyed digest (see docs/encryption.md). A record
+/// that does not authenticate is a miss, counted and dropped. An app may ``close()`` the tier
+/// when it goes idle and ``reopen(encryption:)`` it with the key later, rotate keys with
+/// ``rekey()``, and wipe a closed directory with ``reset(directory:)``.
+///
 /// Metrics (swift-metrics): `layeredcache_disk_hits_total`, `layeredcache_disk_misses_total`,
 /// `layeredcache_disk_corrupt_records_total`, `layeredcache_disk_admission_refusals_total`,
 /// `layeredcache_disk_evictions_total`, `layeredcache_disk_write_errors_total`,
 /// `layeredcache_disk_bytes_written_total`, `layeredcache_disk_bytes_read_total`,
 /// `layeredcache_disk_value_bytes_total` and `layeredcache_disk_stored_value_bytes_total` (their
-/// ratio is the compression ratio), and the timer `layeredcache_disk_recovery_duration`.
+/// ratio is the compression ratio), `layeredcache_disk_authentication_failures_total`, and the
+/// timer `layeredcache_disk_recovery_duration`.
 public actor DiskTier: Service {
     /// Bytes and entries on disk.
     public struct Usage: Hashable, Sendable {
@@ -57,16 +64,24 @@ public actor DiskTier: Service {
         /// Uncompressed value bytes stored, and the bytes they took on disk.
         public var valueBytesWritten: Int
         public var storedValueBytesWritten: Int
+        /// Encrypted records that did not authenticate (tampered, or sealed with a key not given):
+        /// each was a miss and was dropped.
+        public var authenticationFailures: Int
+        /// Records sealed again with the current key by compaction, retirement or ``DiskTier/rekey()``.
+        public var resealedRecords: Int
     }
 
-    /// The configuration the tier was opened with.
+    /// The configuration the tier was first opened with (``reopen(encryption:)`` may change the keys).
     public nonisolated let configuration: Configuration
-    private let store: DiskStore
+    private var store: DiskStore
     private let metrics: DiskMetrics
     private var published = DiskStore.Statistics()
 
     /// Opens (creating if needed) the cache directory and recovers its contents.
     /// - Throws: ``CacheError/Code/directoryLocked`` when another owner has the directory,
+    ///   ``CacheError/Code/wrongKey`` when no key of ``Configuration/encryption`` opens it,
+    ///   ``CacheError/Code/encryptionMismatch`` for an encrypted directory without a key or a plain
+    ///   one with a key (the directory is then left untouched),
     ///   ``CacheError/Code/invalidArgument`` for a bad configuration, I/O errors.
     public init(configuration: Configuration) throws {
         self.configuration = configuration
@@ -81,7 +96,11 @@ public actor DiskTier: Service {
     public func entry(for key: CacheKey) -> CacheEntry? {
         let entry = store.entry(for: key)
         if entry != nil { metrics.hits.increment() } else { metrics.misses.increment() }
-        if store.statistics.corruptRecords != published.corruptRecords { publishMetrics() }
+        if store.statistics.corruptRecords != published.corruptRecords
+            || store.statistics.authenticationFailures != published.authenticationFailures
+        {
+            publishMetrics()
+        }
         return entry
     }
 
@@ -146,7 +165,9 @@ public actor DiskTier: Service {
             bytesWritten: s.bytesWritten,
             bytesRead: s.bytesRead,
             valueBytesWritten: s.valueBytesWritten,
-            storedValueBytesWritten: s.storedValueBytesWritten
+            storedValueBytesWritten: s.storedValueBytesWritten,
+            authenticationFailures: s.authenticationFailures,
+            resealedRecords: s.resealedRecords
         )
     }
 
@@ -163,9 +184,52 @@ public actor DiskTier: Service {
         return try store.compact()
     }
 
-    /// Writes a snapshot and releases the directory. Later calls throw ``CacheError/Code/closed``.
+    /// Writes a snapshot and releases the directory. Later calls throw ``CacheError/Code/closed``
+    /// (reads are misses) until ``reopen(encryption:)``.
     public func close() throws {
         try store.close()
+    }
+
+    /// Whether the tier is open: not closed, or reopened since.
+    public var isOpen: Bool { store.isOpen }
+
+    /// Opens the directory again with `encryption`, closing it first if it is open: an app that
+    /// closed its cache when it went idle reopens it with its key.
+    ///
+    /// Statistics start again from zero. On failure the tier stays closed and the directory as it was.
+    /// - Parameter encryption: the keys, or nil for a plain directory.
+    /// - Throws: as ``init(configuration:)``: ``CacheError/Code/wrongKey``,
+    ///   ``CacheError/Code/encryptionMismatch``, ``CacheError/Code/directoryLocked``, I/O errors.
+    public func reopen(encryption: DiskEncryption?) throws {
+        if store.isOpen { try store.close() }
+        var configuration = configuration
+        configuration.encryption = encryption
+        store = try DiskStore(configuration: configuration)
+        published = DiskStore.Statistics()
+        metrics.recovery.recordNanoseconds(Int64(Self.nanoseconds(store.recovery.duration)))
+    }
+
+    /// Seals every record with the current key of ``Configuration/encryption`` and then the
+    /// directory's key check, so that the previous keys can be forgotten: after it returns, the
+    /// directory opens with the current key alone. Open the tier with the new key as the current
+    /// one and the old keys as previous ones first.
+    /// - Returns: how many records were sealed again.
+    /// - Throws: ``CacheError/Code/invalidArgument`` for a tier without encryption; I/O errors (the
+    ///   directory then still opens with the old keys given too).
+    /// - Complexity: O(bytes on disk): every segment is rewritten.
+    @discardableResult
+    public func rekey() throws -> Int {
+        defer { publishMetrics() }
+        return try store.rekey()
+    }
+
+    /// Removes a closed cache directory and everything the tier keeps in it, without needing its
+    /// key: the way to start again after a lost key.
+    /// - Parameter directory: the cache directory; one that does not exist is fine.
+    /// - Throws: ``CacheError/Code/directoryLocked`` while a tier has it open, in this process or
+    ///   another; I/O errors.
+    public static func reset(directory: String) throws {
+        try DiskStore.reset(directory: directory)
     }
 
     /// Maintenance until cancelled or until graceful shutdown: every
@@ -211,6 +275,7 @@ public actor DiskTier: Service {
         publish(metrics.bytesRead, \.bytesRead)
         publish(metrics.valueBytes, \.valueBytesWritten)
         publish(metrics.storedValueBytes, \.storedValueBytesWritten)
+        publish(metrics.authenticationFailures, \.authenticationFailures)
         published = now
     }
 
@@ -232,6 +297,7 @@ private struct DiskMetrics: Sendable {
     let bytesRead: Counter
     let valueBytes: Counter
     let storedValueBytes: Counter
+    let authenticationFailures: Counter
     let recovery: Metrics.Timer
 
     init(factory: any MetricsFactory) {
@@ -246,6 +312,7 @@ private struct DiskMetrics: Sendable {
         bytesRead = counter("layeredcache_disk_bytes_read_total")
         valueBytes = counter("layeredcache_disk_value_bytes_total")
         storedValueBytes = counter("layeredcache_disk_stored_value_bytes_total")
+        authenticationFailures = counter("layeredcache_disk_authentication_failures_total")
         recovery = Metrics.Timer(label: "layeredcache_disk_recovery_duration", dimensions: [], factory: factory)
     }
 }

@@ -75,6 +75,10 @@ extension DiskTier {
         public var now: @Sendable () -> Date
         /// Where the tier's metrics go. Default nil: the process-wide `MetricsSystem.factory`.
         public var metricsFactory: (any MetricsFactory)?
+        /// Encrypts every record at rest (AES-256-GCM) and keys the index digests (HMAC-SHA256)
+        /// when set; see ``DiskEncryption``. A directory is encrypted or not from its creation on:
+        /// the wrong key, or a key for a plain directory, is an error at open. Default nil.
+        public var encryption: DiskEncryption?
         /// Faults for tests to inject into file I/O.
         package var faults: FaultInjector?
 
@@ -89,7 +93,8 @@ extension DiskTier {
             maintenanceInterval: Duration = .seconds(60),
             logger: Logger = Logger(label: "LayeredCache.DiskTier", factory: { _ in SwiftLogNoOpLogHandler() }),
             now: @escaping @Sendable () -> Date = { Date() },
-            metricsFactory: (any MetricsFactory)? = nil
+            metricsFactory: (any MetricsFactory)? = nil,
+            encryption: DiskEncryption? = nil
         ) {
             self.directory = directory
             self.capacityBytes = capacityBytes
@@ -101,6 +106,7 @@ extension DiskTier {
             self.logger = logger
             self.now = now
             self.metricsFactory = metricsFactory
+            self.encryption = encryption
             self.faults = nil
         }
 

@@ -15,7 +15,7 @@ package struct RecordFlags: OptionSet, Hashable, Sendable {
     package static let compressed = RecordFlags(rawValue: 0x01)
     /// The key was removed; no metadata and no value follow.
     package static let tombstone = RecordFlags(rawValue: 0x02)
-    /// Reserved for encryption at rest.
+    /// Key, metadata and value are sealed with AES-256-GCM (see `RecordFormat+Sealing.swift`).
     package static let encrypted = RecordFlags(rawValue: 0x04)
     /// Everything before this record is void (`removeAll`); no key, metadata or value.
     package static let clear = RecordFlags(rawValue: 0x08)
@@ -29,12 +29,13 @@ package struct RecordFlags: OptionSet, Hashable, Sendable {
 /// 0   4  magic "LCRD"           20  4  original value length
 /// 4   1  format version (1)     24  8  stored at, ms since 1970
 /// 5   1  flags                  32  4  CRC-32C of the record, this field skipped
-/// 6   2  reserved (0)           36  4  reserved (0)
+/// 6   2  reserved (0)           36  4  key id (encrypted records; else 0)
 /// 8   4  key length
 /// 12  4  metadata length
 /// 16  4  stored value length
 /// ```
-/// Then the key (UTF-8), the metadata, and the value as stored.
+/// Then the key (UTF-8), the metadata, and the value as stored; sealed in an encrypted record,
+/// whose lengths are those of the plaintext.
 package struct RecordHeader: Hashable, Sendable {
     package var flags: RecordFlags
     package var keyLength: Int
@@ -43,9 +44,14 @@ package struct RecordHeader: Hashable, Sendable {
     package var originalValueLength: Int
     package var storedAtMillis: Int64
     package var checksum: UInt32
+    /// The low 32 bits of the id of the key that sealed an encrypted record; 0 otherwise.
+    package var keyID: UInt32 = 0
 
-    /// Header plus key, metadata and stored value.
-    package var recordLength: Int { RecordFormat.headerSize + keyLength + metadataLength + storedValueLength }
+    /// Header plus key, metadata and stored value, and the sealing overhead of an encrypted record.
+    package var recordLength: Int {
+        RecordFormat.headerSize + keyLength + metadataLength + storedValueLength
+            + (flags.contains(.encrypted) ? RecordFormat.sealOverhead : 0)
+    }
 }
 
 /// Encoding and decoding of records. Pure functions over bytes: no I/O.
@@ -70,7 +76,8 @@ package enum RecordFormat {
         metadata: [UInt8],
         value: [UInt8],
         storedAtMillis: Int64,
-        allowCompression: Bool = true
+        allowCompression: Bool = true,
+        checksummed: Bool = true
     ) throws -> [UInt8] {
         var key = key.string
         return try key.withUTF8 { keyBytes in
@@ -82,7 +89,8 @@ package enum RecordFormat {
                         metadata: metadataBytes,
                         value: valueBytes,
                         storedAtMillis: storedAtMillis,
-                        allowCompression: allowCompression
+                        allowCompression: allowCompression,
+                        checksummed: checksummed
                     )
                 }
             }
@@ -128,7 +136,8 @@ package enum RecordFormat {
         metadata: UnsafeRawBufferPointer,
         value: UnsafeRawBufferPointer,
         storedAtMillis: Int64,
-        allowCompression: Bool
+        allowCompression: Bool,
+        checksummed: Bool = true
     ) throws -> [UInt8] {
         guard key.count <= maximumKeyLength else {
             throw CacheError(code: .valueTooLarge, message: "key of \(key.count) bytes exceeds \(maximumKeyLength)")
@@ -175,8 +184,10 @@ package enum RecordFormat {
             )
             let length = header.recordLength
             write(header, into: record)
-            let checksum = computeChecksum(UnsafeRawBufferPointer(rebasing: record[..<length]))
-            record.storeBytes(of: checksum.littleEndian, toByteOffset: checksumOffset, as: UInt32.self)
+            if checksummed {
+                let checksum = computeChecksum(UnsafeRawBufferPointer(rebasing: record[..<length]))
+                record.storeBytes(of: checksum.littleEndian, toByteOffset: checksumOffset, as: UInt32.self)
+            }
             initialized = length
         }
     }
@@ -190,7 +201,7 @@ package enum RecordFormat {
         UnsafeMutableRawBufferPointer(rebasing: record[offset..<(offset + source.count)]).copyMemory(from: source)
     }
 
-    private static func write(_ header: RecordHeader, into record: UnsafeMutableRawBufferPointer) {
+    static func write(_ header: RecordHeader, into record: UnsafeMutableRawBufferPointer) {
         record.storeBytes(of: magic.littleEndian, toByteOffset: 0, as: UInt32.self)
         record.storeBytes(of: version, toByteOffset: 4, as: UInt8.self)
         record.storeBytes(of: header.flags.rawValue, toByteOffset: 5, as: UInt8.self)
@@ -201,7 +212,7 @@ package enum RecordFormat {
         record.storeBytes(of: UInt32(header.originalValueLength).littleEndian, toByteOffset: 20, as: UInt32.self)
         record.storeBytes(of: header.storedAtMillis.littleEndian, toByteOffset: 24, as: Int64.self)
         record.storeBytes(of: header.checksum.littleEndian, toByteOffset: checksumOffset, as: UInt32.self)
-        record.storeBytes(of: UInt32(0), toByteOffset: 36, as: UInt32.self)
+        record.storeBytes(of: header.keyID.littleEndian, toByteOffset: 36, as: UInt32.self)
     }
 
     /// The CRC-32C of a whole record with its checksum field skipped.
@@ -221,9 +232,10 @@ package enum RecordFormat {
             bytes[4] == version
         else { return nil }
         let flags = RecordFlags(rawValue: bytes[5])
+        let keyID = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 36, as: UInt32.self))
         guard RecordFlags.known.isSuperset(of: flags),
             bytes.loadUnaligned(fromByteOffset: 6, as: UInt16.self) == 0,
-            bytes.loadUnaligned(fromByteOffset: 36, as: UInt32.self) == 0
+            keyID == 0 || flags.contains(.encrypted)
         else { return nil }
         let keyLength = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
         let metadataLength = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
@@ -234,11 +246,12 @@ package enum RecordFormat {
         else { return nil }
         if flags.contains(.compressed) {
             guard storedLength > 0, storedLength < originalLength else { return nil }
-        } else if !flags.contains(.encrypted) {
+        } else {
             guard storedLength == originalLength else { return nil }
         }
         if flags.contains(.tombstone) || flags.contains(.clear) {
-            guard metadataLength == 0, storedLength == 0, !flags.contains(.compressed) else { return nil }
+            guard metadataLength == 0, storedLength == 0, !flags.contains(.compressed), !flags.contains(.encrypted)
+            else { return nil }
         }
         if flags.contains(.tombstone) {
             guard keyLength == 8, !flags.contains(.clear) else { return nil }
@@ -253,7 +266,8 @@ package enum RecordFormat {
             storedValueLength: storedLength,
             originalValueLength: originalLength,
             storedAtMillis: Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 24, as: Int64.self)),
-            checksum: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: checksumOffset, as: UInt32.self))
+            checksum: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: checksumOffset, as: UInt32.self)),
+            keyID: keyID
         )
     }
 

@@ -68,6 +68,9 @@ public struct ResponseCache: Sendable, Service {
         public var logger: Logger
         /// The clock that stamps storage times. Defaults to the system's.
         public var now: @Sendable () -> Date
+        /// Encrypts the disk tier at rest (see ``DiskEncryption``); ignored without a ``directory``.
+        /// Defaults to nil: plain.
+        public var encryption: DiskEncryption?
 
         /// Creates a configuration.
         public init(
@@ -77,7 +80,8 @@ public struct ResponseCache: Sendable, Service {
             mode: Mode = .private,
             willCache: WillCache = .identity,
             logger: Logger = Logger(label: "LayeredCache.ResponseCache", factory: { _ in SwiftLogNoOpLogHandler() }),
-            now: @escaping @Sendable () -> Date = { Date() }
+            now: @escaping @Sendable () -> Date = { Date() },
+            encryption: DiskEncryption? = nil
         ) {
             self.memoryCapacity = memoryCapacity
             self.diskCapacity = diskCapacity
@@ -86,6 +90,7 @@ public struct ResponseCache: Sendable, Service {
             self.willCache = willCache
             self.logger = logger
             self.now = now
+            self.encryption = encryption
         }
     }
 
@@ -112,7 +117,8 @@ public struct ResponseCache: Sendable, Service {
                     directory: directory,
                     capacityBytes: configuration.diskCapacity,
                     logger: configuration.logger,
-                    now: configuration.now
+                    now: configuration.now,
+                    encryption: configuration.encryption
                 )
             )
         }
