@@ -85,7 +85,7 @@ let package = Package(
         .target(
             name: "CacheProxyCore",
             dependencies: [
-                "CachingClient", "HTTPCaching", "AsyncHTTPClientTransport",
+                "CachingClient", "HTTPCaching", "CacheTiers", "AsyncHTTPClientTransport",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -167,7 +167,9 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

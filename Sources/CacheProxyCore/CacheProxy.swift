@@ -2,6 +2,7 @@
 
 import AsyncHTTPClient
 import AsyncHTTPClientTransport
+import CacheTiers
 import CachingClient
 public import HTTPCaching
 import HummingbirdCore
@@ -33,7 +34,8 @@ import Synchronization
 ///
 /// ``run()`` runs the cache, the client and the listener in a `ServiceGroup` and returns after a
 /// graceful shutdown: the listener stops accepting and finishes the requests in flight, then the
-/// client's work is cancelled and the cache's last index snapshot written.
+/// client's work is cancelled, the cache's last index snapshot written and its directory
+/// released. A proxy runs once.
 public final class CacheProxy: Service, Sendable {
     /// The configuration.
     public let configuration: Configuration
@@ -94,13 +96,19 @@ public final class CacheProxy: Service, Sendable {
         )
         runningClient.withLock { $0 = client }
         defer { runningClient.withLock { $0 = nil } }
+        var failure: (any Error)?
         do {
             try await serve(client)
         } catch {
-            try? await httpClient.shutdown()
-            throw error
+            failure = error
         }
-        try await httpClient.shutdown()
+        try? await httpClient.shutdown()
+        do {
+            try await cache.tiers.disk?.close()
+        } catch {
+            configuration.logger.warning("could not close the disk tier", metadata: ["error": "\(error)"])
+        }
+        if let failure { throw failure }
     }
 
     private func serve(_ client: CachingHTTPClient) async throws {
