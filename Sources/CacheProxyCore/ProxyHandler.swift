@@ -18,7 +18,10 @@ struct ProxyHandler: Sendable {
     func respond(to request: Request, writer: consuming ResponseWriter) async throws {
         let start = ContinuousClock.now
         var request = request
-        let (response, body, status) = await answer(&request)
+        var (response, body, status) = await answer(&request)
+        if let statusHeader, response.headerFields[statusHeader] == nil {
+            response.headerFields[statusHeader] = status.rawValue
+        }
         metrics.record(status)
         logger.debug(
             "request",

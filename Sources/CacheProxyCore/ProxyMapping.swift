@@ -19,7 +19,9 @@ enum ProxyMapping {
         if !path.hasPrefix("/") {
             guard let schemeEnd = path.firstRange(of: "://") else { return nil }
             let afterAuthority = path[schemeEnd.upperBound...]
-            path = afterAuthority.firstIndex(where: { $0 == "/" || $0 == "?" }).map { String(afterAuthority[$0...]) } ?? "/"
+            path =
+                afterAuthority.firstIndex(where: { $0 == "/" || $0 == "?" }).map { String(afterAuthority[$0...]) }
+                ?? "/"
             if path.hasPrefix("?") { path = "/" + path }
         }
         let fields = HopByHop.stripped(incoming.headerFields, alsoDropping: ["host", "content-length", "expect"])

@@ -38,9 +38,13 @@ import Testing
         f.origin.enqueue(.ok("v1", headers: [("Cache-Control", "max-age=10"), ("ETag", "\"v1\"")]), for: "/v")
         _ = try await f.send("/v")
         f.advance(20)
-        f.origin.enqueue(.respond(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=10")]), for: "/v")
+        f.origin.enqueue(
+            .respond(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=10")]),
+            for: "/v"
+        )
         let revalidated = try await f.send("/v")
         #expect(revalidated.status == 200 && revalidated.body == "v1" && revalidated.cache == "REVALIDATED")
+        #expect(revalidated.age == 0)
         #expect(f.origin.requests.last?.header("If-None-Match") == "\"v1\"")
         f.advance(4)
         let hit = try await f.send("/v")

@@ -20,16 +20,76 @@ import Testing
     }
 
     static let cases: [Case] = [
-        Case(name: "shared: Authorization, max-age", mode: .shared, requestHeaders: auth, cacheControl: "max-age=60", stored: false),
-        Case(name: "shared: Authorization, public", mode: .shared, requestHeaders: auth, cacheControl: "public, max-age=60", stored: true),
-        Case(name: "shared: Authorization, s-maxage", mode: .shared, requestHeaders: auth, cacheControl: "s-maxage=60", stored: true),
-        Case(name: "shared: Authorization, must-revalidate", mode: .shared, requestHeaders: auth, cacheControl: "max-age=60, must-revalidate", stored: true),
-        Case(name: "private: Authorization, max-age", mode: .private, requestHeaders: auth, cacheControl: "max-age=60", stored: true),
-        Case(name: "shared: private", mode: .shared, requestHeaders: [], cacheControl: "private, max-age=60", stored: false),
-        Case(name: "private: private", mode: .private, requestHeaders: [], cacheControl: "private, max-age=60", stored: true),
-        Case(name: "shared: s-maxage over max-age=0", mode: .shared, requestHeaders: [], cacheControl: "max-age=0, s-maxage=60", stored: true),
-        Case(name: "private: max-age=0 despite s-maxage", mode: .private, requestHeaders: [], cacheControl: "max-age=0, s-maxage=60", stored: false),
-        Case(name: "shared: no-store", mode: .shared, requestHeaders: [], cacheControl: "no-store, max-age=60", stored: false),
+        Case(
+            name: "shared: Authorization, max-age",
+            mode: .shared,
+            requestHeaders: auth,
+            cacheControl: "max-age=60",
+            stored: false
+        ),
+        Case(
+            name: "shared: Authorization, public",
+            mode: .shared,
+            requestHeaders: auth,
+            cacheControl: "public, max-age=60",
+            stored: true
+        ),
+        Case(
+            name: "shared: Authorization, s-maxage",
+            mode: .shared,
+            requestHeaders: auth,
+            cacheControl: "s-maxage=60",
+            stored: true
+        ),
+        Case(
+            name: "shared: Authorization, must-revalidate",
+            mode: .shared,
+            requestHeaders: auth,
+            cacheControl: "max-age=60, must-revalidate",
+            stored: true
+        ),
+        Case(
+            name: "private: Authorization, max-age",
+            mode: .private,
+            requestHeaders: auth,
+            cacheControl: "max-age=60",
+            stored: true
+        ),
+        Case(
+            name: "shared: private",
+            mode: .shared,
+            requestHeaders: [],
+            cacheControl: "private, max-age=60",
+            stored: false
+        ),
+        Case(
+            name: "private: private",
+            mode: .private,
+            requestHeaders: [],
+            cacheControl: "private, max-age=60",
+            stored: true
+        ),
+        Case(
+            name: "shared: s-maxage over max-age=0",
+            mode: .shared,
+            requestHeaders: [],
+            cacheControl: "max-age=0, s-maxage=60",
+            stored: true
+        ),
+        Case(
+            name: "private: max-age=0 despite s-maxage",
+            mode: .private,
+            requestHeaders: [],
+            cacheControl: "max-age=0, s-maxage=60",
+            stored: false
+        ),
+        Case(
+            name: "shared: no-store",
+            mode: .shared,
+            requestHeaders: [],
+            cacheControl: "no-store, max-age=60",
+            stored: false
+        ),
     ]
     static let auth = [("Authorization", "Bearer secret")]
 

@@ -40,14 +40,26 @@ import Testing
             HTTPField.Name("Expect")!: "100-continue", .accept: "a", .cookie: "c=1",
         ]
         fields.append(HTTPField(name: .accept, value: "b"))
-        let incoming = HTTPRequest(method: .put, scheme: nil, authority: "proxy:8002", path: "/x?y=1", headerFields: fields)
+        let incoming = HTTPRequest(
+            method: .put,
+            scheme: nil,
+            authority: "proxy:8002",
+            path: "/x?y=1",
+            headerFields: fields
+        )
         let outgoing = try #require(ProxyMapping.upstreamRequest(for: incoming, upstream: upstream))
         #expect(outgoing.method == .put && outgoing.scheme == "http" && outgoing.authority == "origin:8000")
         #expect(outgoing.path == "/base/x?y=1")
         #expect(outgoing.headerFields[values: .accept] == ["a", "b"] && outgoing.headerFields[.cookie] == "c=1")
         #expect(outgoing.headerFields.count == 3)
 
-        let absolute = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "http://elsewhere/z?q", headerFields: [:])
+        let absolute = HTTPRequest(
+            method: .get,
+            scheme: nil,
+            authority: nil,
+            path: "http://elsewhere/z?q",
+            headerFields: [:]
+        )
         #expect(ProxyMapping.upstreamRequest(for: absolute, upstream: upstream)?.path == "/base/z?q")
         let star = HTTPRequest(method: .options, scheme: nil, authority: nil, path: "*", headerFields: [:])
         #expect(ProxyMapping.upstreamRequest(for: star, upstream: upstream) == nil)
@@ -113,7 +125,9 @@ import Testing
     }
 
     @Test func hopByHopStrippingKeepsOrderAndRepeats() {
-        var fields: HTTPFields = [.connection: "X-A , x-b", HTTPField.Name("X-A")!: "1", HTTPField.Name("Keep-Alive")!: "t"]
+        var fields: HTTPFields = [
+            .connection: "X-A , x-b", HTTPField.Name("X-A")!: "1", HTTPField.Name("Keep-Alive")!: "t",
+        ]
         fields.append(HTTPField(name: HTTPField.Name("X-B")!, value: "2"))
         fields.append(HTTPField(name: HTTPField.Name("Proxy-Connection")!, value: "keep-alive"))
         fields.append(HTTPField(name: .setCookie, value: "1"))

@@ -64,7 +64,10 @@ struct ProxyFixture {
                 continuation.finish()
             }
         )
-        let group = ServiceGroup(services: [proxy], logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let group = ServiceGroup(
+            services: [proxy],
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        )
         let running = Task { try await group.run() }
         var port = 0
         for await bound in ports { port = bound }
