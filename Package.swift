@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
         .executable(name: "cache-tool", targets: ["cache-tool"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
+        .executable(name: "cache-proxy", targets: ["cache-proxy"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
@@ -24,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.24.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        // HummingbirdCore only (the HTTP/1.1 server), without the swift-configuration trait.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: []),
     ],
     targets: [
         .systemLibrary(
@@ -80,6 +83,32 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // The caching reverse proxy: a CachingHTTPClient behind a HummingbirdCore HTTP/1.1 server.
+        .target(
+            name: "CacheProxyCore",
+            dependencies: [
+                "CachingClient", "HTTPCaching", "CacheTiers", "AsyncHTTPClientTransport",
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "cache-proxy",
+            dependencies: [
+                "CacheProxyCore", "HTTPCaching",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "CacheTestSupport",
             dependencies: []
@@ -130,6 +159,20 @@ let package = Package(
                 "CacheTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        .testTarget(
+            name: "CacheProxyTests",
+            dependencies: [
+                "CacheProxyCore", "CachingClient", "HTTPCaching", "TestOriginSupport", "CacheTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
     ],

@@ -32,6 +32,7 @@ import Testing
         )
         let third = await f.client.fetch(f.request("/a"))
         #expect(third.source == .revalidated && third.freshness == .fresh && third.text == "one")
+        #expect(third.response?.headerFields[.age] == "0")
         #expect(third.validatedAt == f.clock.date && third.fetchedAt == f.clock.date)
         #expect(f.origin.requests.last?.header("If-None-Match") == "\"v1\"")
         #expect(f.origin.requestCount == 2)

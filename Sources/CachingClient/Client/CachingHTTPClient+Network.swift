@@ -103,8 +103,11 @@ extension CachingHTTPClient {
                     responseTime: responseTime
                 ) {
                     recordSuccess(backoffKey)
+                    // An answer from storage carries its current Age (RFC 9111 §5.1), as hits do.
+                    var response = freshened.response
+                    response.headerFields[.age] = CacheRules.ageHeaderValue(of: freshened, now: responseTime)
                     return NetworkOutcome(
-                        response: freshened.response,
+                        response: response,
                         body: step.original.method == .head ? [] : freshened.body,
                         source: .revalidated,
                         fetchedAt: freshened.responseTime,

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import HTTPCaching
+public import HTTPTypes
+public import Logging
+public import Metrics
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+extension CacheProxy {
+    /// How a proxy is set up; every parameter but the upstream has a default.
+    public struct Configuration: Sendable {
+        /// Where requests go.
+        public var upstream: Upstream
+        /// Where the proxy listens. Default `127.0.0.1:8002`.
+        public var listen: ListenAddress
+        /// Shared (a proxy for many users) or private (one user's cache). Default shared.
+        public var mode: ResponseCache.Mode
+        /// The cache directory; nil keeps responses in memory only. Default nil.
+        public var directory: String?
+        /// The memory tier's byte budget. Default 64 MiB.
+        public var memoryCapacity: Int
+        /// The disk tier's byte budget. Default 512 MiB.
+        public var diskCapacity: Int
+        /// A response field that tells `HIT`, `STALE`, `REVALIDATED`, `MISS` or `ERROR`; nil for
+        /// none. Default nil.
+        public var cacheStatusHeader: HTTPField.Name?
+        /// How long one exchange with the upstream may take; past it the answer is a 504 (or a
+        /// stale response where allowed). Default 30 s.
+        public var requestTimeout: Duration
+        /// The largest request or response body accepted. Default 64 MiB.
+        public var maximumBodyBytes: Int
+        /// The connections kept to the upstream. Default 64.
+        public var upstreamConnections: Int
+        /// How long an idle downstream connection stays open; nil for ever. Default 60 s.
+        public var idleTimeout: Duration?
+        /// Where the proxy logs: a line per request at debug level. Default: nowhere.
+        public var logger: Logger
+        /// Where the counters go; nil for the bootstrapped `MetricsSystem`. Default nil.
+        public var metricsFactory: (any MetricsFactory)?
+        /// The cache's clock (for `Age` and freshness). Default the system's.
+        public var now: @Sendable () -> Date
+        /// The clock the client's timeouts wait on. Default `ContinuousClock()`.
+        public var clock: any Clock<Duration>
+
+        /// Creates a configuration.
+        public init(
+            upstream: Upstream,
+            listen: ListenAddress = .loopback(port: 8002),
+            mode: ResponseCache.Mode = .shared,
+            directory: String? = nil,
+            memoryCapacity: Int = 64 << 20,
+            diskCapacity: Int = 512 << 20,
+            cacheStatusHeader: HTTPField.Name? = nil,
+            requestTimeout: Duration = .seconds(30),
+            maximumBodyBytes: Int = 64 << 20,
+            upstreamConnections: Int = 64,
+            idleTimeout: Duration? = .seconds(60),
+            logger: Logger = Logger(label: "LayeredCache.CacheProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
+            metricsFactory: (any MetricsFactory)? = nil,
+            now: @escaping @Sendable () -> Date = { Date() },
+            clock: any Clock<Duration> = ContinuousClock()
+        ) {
+            self.upstream = upstream
+            self.listen = listen
+            self.mode = mode
+            self.directory = directory
+            self.memoryCapacity = memoryCapacity
+            self.diskCapacity = diskCapacity
+            self.cacheStatusHeader = cacheStatusHeader
+            self.requestTimeout = requestTimeout
+            self.maximumBodyBytes = maximumBodyBytes
+            self.upstreamConnections = upstreamConnections
+            self.idleTimeout = idleTimeout
+            self.logger = logger
+            self.metricsFactory = metricsFactory
+            self.now = now
+            self.clock = clock
+        }
+    }
+}

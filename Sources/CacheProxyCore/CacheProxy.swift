@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import AsyncHTTPClient
+import AsyncHTTPClientTransport
+import CacheTiers
+import CachingClient
+public import HTTPCaching
+import HummingbirdCore
+import Logging
+import Metrics
+import NIOCore
+import NIOPosix
+public import ServiceLifecycle
+import Synchronization
+
+/// A caching HTTP/1.1 reverse proxy: a ``CachingClient/CachingHTTPClient`` with the protocol
+/// cache policy (RFC 9111) over a ``HTTPCaching/ResponseCache``, behind a HummingbirdCore
+/// listener.
+///
+/// ```swift
+/// let proxy = try CacheProxy(
+///     configuration: .init(upstream: try Upstream("http://127.0.0.1:8000"), mode: .shared, directory: "/var/cache/proxy")
+/// )
+/// let group = ServiceGroup(services: [proxy], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+/// try await group.run()
+/// ```
+///
+/// In ``HTTPCaching/ResponseCache/Mode/shared`` mode it is a shared cache (`s-maxage`, no
+/// `private` responses, `Authorization` rules); in ``HTTPCaching/ResponseCache/Mode/private``
+/// mode it behaves as one user's client cache. Every method, path, query, status and end-to-end
+/// field passes through; hop-by-hop fields are dropped both ways. When the upstream cannot answer,
+/// a stored response is served where `stale-if-error` allows it, else a 502 (504 after a
+/// timeout). See docs/cache-proxy.md.
+///
+/// ``run()`` runs the cache, the client and the listener in a `ServiceGroup` and returns after a
+/// graceful shutdown: the listener stops accepting and finishes the requests in flight, then the
+/// client's work is cancelled, the cache's last index snapshot written and its directory
+/// released. A proxy runs once.
+public final class CacheProxy: Service, Sendable {
+    /// The configuration.
+    public let configuration: Configuration
+    /// The response cache.
+    public let cache: ResponseCache
+    private let onListening: @Sendable (Int) async -> Void
+    /// The client while ``run()`` runs (for tests).
+    let runningClient = Mutex<CachingHTTPClient?>(nil)
+
+    /// Creates a proxy and opens its cache.
+    /// - Parameters:
+    ///   - configuration: the upstream, the listen address, the cache.
+    ///   - onListening: called with the bound port once the listener accepts connections.
+    /// - Throws: ``CacheProxyError`` for a negative capacity or body limit; the cache's
+    ///   `CacheError` when the directory cannot be opened (another process holds it, say).
+    public init(
+        configuration: Configuration,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws {
+        guard configuration.memoryCapacity >= 0, configuration.diskCapacity >= 0,
+            configuration.maximumBodyBytes > 0, configuration.upstreamConnections > 0
+        else {
+            throw CacheProxyError(
+                code: .invalidArgument,
+                message: "capacities must not be negative; body limit and connections must be positive"
+            )
+        }
+        self.configuration = configuration
+        self.onListening = onListening
+        self.cache = try ResponseCache(
+            configuration: .init(
+                memoryCapacity: configuration.memoryCapacity,
+                diskCapacity: configuration.diskCapacity,
+                directory: configuration.directory,
+                mode: configuration.mode,
+                logger: configuration.logger,
+                now: configuration.now
+            )
+        )
+    }
+
+    /// Listens and answers until graceful shutdown (or cancellation).
+    /// - Throws: when the listener cannot bind, or a service fails.
+    public func run() async throws {
+        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: upstreamClientConfiguration())
+        let client = CachingHTTPClient(
+            transport: UpstreamTransport(
+                base: HTTPClientTransport(client: httpClient, maximumBodyBytes: configuration.maximumBodyBytes)
+            ),
+            cache: cache,
+            configuration: .init(
+                policy: .useProtocolCachePolicy,
+                requestTimeout: configuration.requestTimeout,
+                backoff: .disabled,
+                clock: configuration.clock,
+                logger: configuration.logger
+            )
+        )
+        runningClient.withLock { $0 = client }
+        defer { runningClient.withLock { $0 = nil } }
+        var failure: (any Error)?
+        do {
+            try await serve(client)
+        } catch {
+            failure = error
+        }
+        try? await httpClient.shutdown()
+        do {
+            try await cache.tiers.disk?.close()
+        } catch {
+            configuration.logger.warning("could not close the disk tier", metadata: ["error": "\(error)"])
+        }
+        if let failure { throw failure }
+    }
+
+    private func serve(_ client: CachingHTTPClient) async throws {
+        let handler = ProxyHandler(
+            client: client,
+            upstream: configuration.upstream,
+            statusHeader: configuration.cacheStatusHeader,
+            maximumRequestBodyBytes: configuration.maximumBodyBytes,
+            metrics: ProxyMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory),
+            logger: configuration.logger
+        )
+        let onListening = self.onListening
+        let server = try HTTPServerBuilder.http1(
+            configuration: .init(idleTimeout: configuration.idleTimeout.map(TimeAmount.init))
+        ).buildServer(
+            configuration: ServerConfiguration(
+                address: .hostname(configuration.listen.host, port: configuration.listen.port),
+                backlog: 1024
+            ),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: configuration.logger,
+            responder: { request, writer, _ in try await handler.respond(to: request, writer: writer) },
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }
+        )
+        // Shut down in reverse order: the listener first (it drains), then the client, the cache.
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    // Without a disk tier the cache's run() returns at once: that is not an exit.
+                    .init(service: cache, successTerminationBehavior: .ignore),
+                    .init(service: client),
+                    .init(service: server),
+                ],
+                logger: configuration.logger
+            )
+        )
+        try await group.run()
+    }
+
+    private func upstreamClientConfiguration() -> HTTPClient.Configuration {
+        var upstream = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        // A down upstream fails at once (then stale-if-error or 502), instead of retrying.
+        upstream.connectionPool.retryConnectionEstablishment = false
+        upstream.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.upstreamConnections
+        upstream.decompression = .disabled
+        return upstream
+    }
+}
+
+extension TimeAmount {
+    fileprivate init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

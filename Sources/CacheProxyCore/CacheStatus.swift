@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import CachingClient
+
+/// How the proxy answered a request: the value of the optional cache status header and the
+/// metric it counts in.
+enum CacheStatus: String, Sendable {
+    /// A fresh stored response, without asking the origin.
+    case hit = "HIT"
+    /// A stale stored response (`stale-if-error`, `stale-while-revalidate`, `max-stale`).
+    case stale = "STALE"
+    /// A stored response the origin confirmed with a 304.
+    case revalidated = "REVALIDATED"
+    /// The origin's response (a miss, or a request that passes through: unsafe methods, ranges).
+    case miss = "MISS"
+    /// No answer: the proxy made a 502 or a 504.
+    case error = "ERROR"
+
+    /// The status of `result`.
+    init(_ result: FetchResult) {
+        guard result.response != nil else {
+            self = .error
+            return
+        }
+        switch result.source {
+        case .cache: self = result.freshness.isFresh ? .hit : .stale
+        case .revalidated: self = .revalidated
+        default: self = .miss
+        }
+    }
+}

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import CachingClient
+import HTTPCaching
+import HTTPTypes
+
+/// The pure half of the proxy: the request sent upstream, the cache policy, and the answer made
+/// from a ``CachingClient/FetchResult``. No I/O, so it is tested without sockets.
+enum ProxyMapping {
+    /// The request to send upstream for the `incoming` one: same method, path, query and
+    /// end-to-end fields, the upstream's scheme and authority, its path prefix before the path.
+    /// Hop-by-hop fields go, and so do `Host` (the authority replaces it), the framing fields
+    /// `Content-Length` and `Transfer-Encoding` (the body is re-framed) and `Expect` (the proxy
+    /// has read the body already).
+    /// - Returns: nil when the request target is neither origin-form (`/path?query`) nor
+    ///   absolute-form (`http://host/path`).
+    static func upstreamRequest(for incoming: HTTPRequest, upstream: Upstream) -> HTTPRequest? {
+        guard var path = incoming.path, !path.isEmpty else { return nil }
+        if !path.hasPrefix("/") {
+            guard let schemeEnd = path.firstRange(of: "://") else { return nil }
+            let afterAuthority = path[schemeEnd.upperBound...]
+            path =
+                afterAuthority.firstIndex(where: { $0 == "/" || $0 == "?" }).map { String(afterAuthority[$0...]) }
+                ?? "/"
+            if path.hasPrefix("?") { path = "/" + path }
+        }
+        let fields = HopByHop.stripped(incoming.headerFields, alsoDropping: ["host", "content-length", "expect"])
+        return HTTPRequest(
+            method: incoming.method,
+            scheme: upstream.scheme,
+            authority: upstream.authority,
+            path: upstream.pathPrefix + path,
+            headerFields: fields
+        )
+    }
+
+    /// The cache policy for `request`: RFC 9111, except that range requests pass through to the
+    /// origin (a 206 is never stored; a full 200 the origin sends instead is).
+    static func policy(for request: HTTPRequest) -> CachePolicy {
+        request.headerFields[.range] == nil ? .useProtocolCachePolicy : .reloadIgnoringCacheData
+    }
+
+    /// The answer to send downstream for `result`, and how it was made.
+    ///
+    /// - The response as the client gave it (with `Age` on answers from the cache), hop-by-hop
+    ///   fields removed, `Content-Length` set from the body.
+    /// - A `GET` / `HEAD` answered from the cache becomes a 304 when the request's
+    ///   `If-None-Match` (or, without one, `If-Modified-Since`) matches it (RFC 9110 §13.1).
+    /// - `HEAD` gets the head alone, with the `Content-Length` of the body it would have had.
+    /// - No answer: 504 (Gateway Timeout) when the origin timed out or `only-if-cached` found
+    ///   nothing, 502 (Bad Gateway) otherwise.
+    /// - Parameter statusHeader: the field that tells `HIT`, `MISS`…, or nil for none.
+    static func answer(
+        for result: FetchResult,
+        to request: HTTPRequest,
+        statusHeader: HTTPField.Name?
+    ) -> (response: HTTPResponse, body: [UInt8], status: CacheStatus) {
+        let status = CacheStatus(result)
+        var (response, body) = answerParts(result)
+        if status != .miss, status != .error, Conditional.isNotModified(request, response) {
+            response.status = .notModified
+            body = []
+        }
+        var fields = HopByHop.stripped(response.headerFields, alsoDropping: ["content-length"])
+        let code = response.status.code
+        let mayHaveBody = code >= 200 && code != 204 && code != 304
+        if request.method == .head {
+            let length = body.isEmpty ? response.headerFields[.contentLength] : String(body.count)
+            if let length, mayHaveBody { fields[.contentLength] = length }
+            body = []
+        } else if mayHaveBody {
+            fields[.contentLength] = String(body.count)
+        } else {
+            body = []
+        }
+        if let statusHeader { fields[statusHeader] = status.rawValue }
+        response.headerFields = fields
+        return (response, body, status)
+    }
+
+    private static func answerParts(_ result: FetchResult) -> (HTTPResponse, [UInt8]) {
+        if let response = result.response { return (response, result.body ?? []) }
+        let code = result.error?.code
+        let gatewayTimeout = code == .timeout || code == .notCached
+        let message =
+            gatewayTimeout
+            ? "the upstream did not answer in time\n" : "the upstream could not be reached or failed\n"
+        let response = HTTPResponse(
+            status: gatewayTimeout ? .gatewayTimeout : .badGateway,
+            headerFields: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"]
+        )
+        return (response, Array(message.utf8))
+    }
+}

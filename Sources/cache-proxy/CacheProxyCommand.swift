@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import ArgumentParser
+import CacheProxyCore
+import HTTPCaching
+import HTTPTypes
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `cache-proxy`: a caching HTTP/1.1 reverse proxy in front of one upstream.
+@main
+struct CacheProxyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cache-proxy",
+        abstract: "A caching HTTP/1.1 reverse proxy (RFC 9111) in front of one upstream.",
+        discussion: """
+            Shared mode is a shared cache (s-maxage, no private responses, Authorization rules);
+            private mode behaves as one user's client cache. SIGINT or SIGTERM shut it down
+            gracefully. See docs/cache-proxy.md.
+            """
+    )
+
+    @Option(help: "The upstream URL, such as http://127.0.0.1:8000.")
+    var upstream: String
+
+    @Option(help: "HOST:PORT to listen on (port 0 picks one).")
+    var listen = "127.0.0.1:8002"
+
+    @Option(help: "shared or private.")
+    var mode = "shared"
+
+    @Option(help: "The cache directory; without it responses are kept in memory only.")
+    var directory: String?
+
+    @Option(help: "The memory tier's budget in bytes.")
+    var memoryCapacity = 64 << 20
+
+    @Option(help: "The disk tier's budget in bytes.")
+    var diskCapacity = 512 << 20
+
+    @Flag(help: "Add X-Cache: HIT, STALE, REVALIDATED, MISS or ERROR to every response.")
+    var cacheStatusHeader = false
+
+    @Option(help: "Seconds one upstream exchange may take before the answer is a 504.")
+    var timeout = 30
+
+    @Option(help: "trace, debug (a line per request), info, notice, warning, error or critical.")
+    var logLevel = "info"
+
+    func run() async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        let cacheMode: ResponseCache.Mode
+        switch mode {
+        case "shared": cacheMode = .shared
+        case "private": cacheMode = .private
+        default: throw ValidationError("--mode must be shared or private, not '\(mode)'")
+        }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var logger = Logger(label: "cache-proxy")
+        logger.logLevel = level
+        let upstreamURL: Upstream
+        let address: ListenAddress
+        do {
+            upstreamURL = try Upstream(upstream)
+            address = try ListenAddress(listen)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        let proxy = try CacheProxy(
+            configuration: .init(
+                upstream: upstreamURL,
+                listen: address,
+                mode: cacheMode,
+                directory: directory,
+                memoryCapacity: memoryCapacity,
+                diskCapacity: diskCapacity,
+                cacheStatusHeader: cacheStatusHeader ? HTTPField.Name("X-Cache") : nil,
+                requestTimeout: .seconds(timeout),
+                logger: logger
+            ),
+            onListening: { [logger, directory] port in
+                logger.info(
+                    "listening",
+                    metadata: [
+                        "address": "\(address.host):\(port)", "upstream": "\(upstreamURL)", "mode": "\(cacheMode)",
+                        "directory": "\(directory ?? "(memory only)")",
+                    ]
+                )
+            }
+        )
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [proxy],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+        logger.info("stopped")
+    }
+}

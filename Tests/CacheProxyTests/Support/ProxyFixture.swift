@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import AsyncHTTPClient
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import Logging
+import MetricsTestKit
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+import Synchronization
+import TestOriginSupport
+
+@testable import CacheProxyCore
+
+/// A real loopback origin, a real proxy listening on a free port in front of it, and a date the
+/// test moves; requests go through a real HTTP client, as a user's would.
+struct ProxyFixture {
+    let origin: TestOrigin
+    let proxy: CacheProxy
+    let port: Int
+    let metrics: TestMetrics
+    private let date: ManualDate
+    private let group: ServiceGroup
+    private let running: Task<Void, any Error>
+
+    /// The answer a user got.
+    struct Answer {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: String
+
+        /// The `X-Cache` value.
+        var cache: String? { headers.first(name: "X-Cache") }
+        /// The `Age` value as a number.
+        var age: Int? { headers.first(name: "Age").flatMap { Int($0) } }
+    }
+
+    static func start(
+        mode: ResponseCache.Mode = .shared,
+        directory: String? = nil,
+        statusHeader: Bool = true,
+        requestTimeout: Duration = .seconds(30),
+        origin: TestOrigin? = nil
+    ) async throws -> ProxyFixture {
+        let origin = try await Self.origin(origin)
+        let date = ManualDate()
+        let metrics = TestMetrics()
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let proxy = try CacheProxy(
+            configuration: .init(
+                upstream: Upstream(origin.baseURL),
+                listen: .loopback(port: 0),
+                mode: mode,
+                directory: directory,
+                cacheStatusHeader: statusHeader ? HTTPField.Name("X-Cache") : nil,
+                requestTimeout: requestTimeout,
+                metricsFactory: metrics,
+                now: { date.now }
+            ),
+            onListening: { port in
+                continuation.yield(port)
+                continuation.finish()
+            }
+        )
+        let group = ServiceGroup(
+            services: [proxy],
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        )
+        let running = Task { try await group.run() }
+        var port = 0
+        for await bound in ports { port = bound }
+        return ProxyFixture(
+            origin: origin,
+            proxy: proxy,
+            port: port,
+            metrics: metrics,
+            date: date,
+            group: group,
+            running: running
+        )
+    }
+
+    private static func origin(_ given: TestOrigin?) async throws -> TestOrigin {
+        if let given { return given }
+        return try await TestOrigin.start(keepAlive: false)
+    }
+
+    /// Moves the cache's date forward.
+    func advance(_ seconds: Int) {
+        date.advance(seconds)
+    }
+
+    /// Sends a request to the proxy and collects the answer.
+    func send(
+        _ path: String,
+        method: HTTPMethod = .GET,
+        headers: [(String, String)] = [],
+        body: String? = nil
+    ) async throws -> Answer {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await Self.user.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return Answer(
+            status: Int(response.status.code),
+            headers: response.headers,
+            body: String(buffer: bytes)
+        )
+    }
+
+    /// Stops the proxy gracefully, then the origin.
+    func stop() async throws {
+        try await stopProxy()
+        await origin.stop()
+    }
+
+    /// Stops the proxy gracefully and leaves the origin running.
+    func stopProxy() async throws {
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    /// The value of the proxy's counter `label`.
+    func counter(_ label: String) -> Int64 {
+        (try? metrics.expectCounter(label).totalValue) ?? 0
+    }
+
+    /// The user's HTTP client: up to 256 connections to the proxy, redirects not followed.
+    static let user: HTTPClient = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+}
+
+/// A wall date that moves only when a test moves it.
+final class ManualDate: Sendable {
+    private let current = Mutex(Date(timeIntervalSince1970: 1_790_000_000))
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(_ seconds: Int) {
+        current.withLock { $0 += TimeInterval(seconds) }
+    }
+}
