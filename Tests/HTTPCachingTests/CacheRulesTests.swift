@@ -334,6 +334,7 @@ import Testing
     @Test func notModifiedFreshensStoredFields() {
         let stored = Self.stored([
             ("Cache-Control", "max-age=10"), ("ETag", "\"a\""), ("Content-Length", "1"), ("X-Keep", "yes"),
+            ("Age", "100"),
         ])
         let later = Self.t0.addingTimeInterval(100)
         let updated = CacheRules.freshened(
@@ -348,6 +349,7 @@ import Testing
         #expect(updated.response.headerFields[.cacheControl] == "max-age=60")
         #expect(updated.response.headerFields[.contentLength] == "1")
         #expect(updated.response.headerFields[.connection] == nil)
+        #expect(updated.response.headerFields[.age] == nil)
         #expect(updated.response.headerFields[HTTPField.Name("X-Keep")!] == "yes")
         #expect(updated.validatedAt == later && updated.responseTime == later)
         #expect(updated.body == stored.body)

@@ -112,7 +112,8 @@ extension CacheRules {
 
     /// `stored` with its header fields updated from a 304 or a HEAD response (RFC 9111 §3.2,
     /// §4.3.4): every field of `response` replaces the stored lines of the same name, except
-    /// ``fieldsNotUpdated``; the times are those of the exchange that produced `response`.
+    /// ``fieldsNotUpdated``; the stored `Age` goes (only `response`'s own counts); the times are
+    /// those of the exchange that produced `response`.
     public static func freshened(
         _ stored: CachedResponse,
         with response: HTTPResponse,
@@ -121,6 +122,9 @@ extension CacheRules {
     ) -> CachedResponse {
         var updated = stored
         var fields = stored.response.headerFields
+        // The stored `Age` was the age when the old response arrived; the exchange that just
+        // happened is the new reference (§4.2.3), so only the new response's `Age` may stand.
+        fields[values: .age] = []
         var replaced: Set<HTTPField.Name> = []
         for field in response.headerFields where !fieldsNotUpdated.contains(field.name) {
             if replaced.insert(field.name).inserted { fields[values: field.name] = [] }
