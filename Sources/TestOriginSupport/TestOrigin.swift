@@ -5,6 +5,12 @@ import NIOHTTP1
 import NIOPosix
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A programmable HTTP/1.1 origin on 127.0.0.1 for tests: it counts requests and answers each
 /// as it is told — a status with headers and a body, a 304, a held answer released by a
 /// ``Gate``, a dropped connection — and it can be stopped (connections are then refused).
@@ -72,6 +78,7 @@ public final class TestOrigin: Sendable {
     }
     let state = Mutex(State())
     private let channel: Mutex<(any Channel)?>
+    private let reservation = Mutex<Int32>(-1)
     /// The port the origin listens on.
     public let port: Int
 
@@ -153,6 +160,40 @@ public final class TestOrigin: Sendable {
         try? await server?.close()
         let children = state.withLock { Array($0.children.values) }
         for child in children { try? await child.close() }
+        reservePort()
+    }
+
+    /// Binds the stopped origin's port without listening, for as long as the origin lives: a
+    /// connection to it is refused at once, and no origin started later (by a test running in
+    /// parallel) can pick the same port and answer in its place.
+    private func reservePort() {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { return }
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(descriptor, address, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        if bound == 0 {
+            reservation.withLock { $0 = descriptor }
+        } else {
+            close(descriptor)
+        }
+    }
+
+    deinit {
+        let descriptor = reservation.withLock { $0 }
+        if descriptor >= 0 { close(descriptor) }
     }
 
     /// Records `request` and returns how to answer it (404 when nothing was set for its path).
