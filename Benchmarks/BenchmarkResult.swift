@@ -41,7 +41,9 @@ struct BenchmarkResult: Sendable {
     /// (raw liblz4, calibration controls).
     var subjectFamily: String {
         if subject.hasPrefix("URLCache") { return "URLCache" }
-        let ours = ["MemoryTier", "MemoryShard", "DiskTier", "DiskStore", "TieredCache", "ResponseCache", "LayeredCache"]
+        let ours = [
+            "MemoryTier", "MemoryShard", "DiskTier", "DiskStore", "TieredCache", "ResponseCache", "LayeredCache",
+        ]
         if ours.contains(where: { subject.hasPrefix($0) }) || subject.hasPrefix("CachingHTTPClient") {
             return "LayeredCache"
         }

@@ -21,8 +21,19 @@ import FoundationNetworking
 enum ConcurrencyBenchmarks {
     static let taskCounts = [1, 2, 8, 64]
 
-    /// One subject: does gets `0..<operations` of task `task` of `tasks`.
-    typealias Worker = @Sendable (_ task: Int, _ tasks: Int, _ operations: Int) async -> Void
+    /// One subject: task `task` does `operations` gets.
+    typealias Worker = @Sendable (_ task: Int, _ operations: Int) async -> Void
+
+    /// A worker whose every get is `lookup(position)`, which must hit; positions are spread over
+    /// a 65,536-entry random order, each task starting at its own.
+    static func worker(_ lookup: @escaping @Sendable (_ position: Int) async -> Bool) -> Worker {
+        { task, operations in
+            for index in 0..<operations {
+                let found = await lookup((index &* 7 &+ task) & 0xFFFF)
+                precondition(found, "every get must hit")
+            }
+        }
+    }
 
     static func run(quick: Bool) async throws -> [BenchmarkResult] {
         let rounds = quick ? 3 : 5
@@ -52,24 +63,9 @@ enum ConcurrencyBenchmarks {
             subjects: [
                 (
                     "URLCache (memory only)",
-                    { task, _, operations in
-                        for index in 0..<operations {
-                            let found = urlCacheInMemory.cachedResponse(
-                                for: memoryRequests[memoryOrder[(index &* 7 &+ task) & 0xFFFF]]
-                            )
-                            precondition(found != nil)
-                        }
-                    }
+                    worker { urlCacheInMemory.cachedResponse(for: memoryRequests[memoryOrder[$0]]) != nil }
                 ),
-                (
-                    "TieredCache",
-                    { task, _, operations in
-                        for index in 0..<operations {
-                            let found = await cache.entry(for: keys[memoryOrder[(index &* 7 &+ task) & 0xFFFF]])
-                            precondition(found != nil)
-                        }
-                    }
-                ),
+                ("TieredCache", worker { await cache.entry(for: keys[memoryOrder[$0]]) != nil }),
             ]
         )
 
@@ -97,22 +93,9 @@ enum ConcurrencyBenchmarks {
             subjects: [
                 (
                     "URLCache (disk, 100 entries)",
-                    { task, _, operations in
-                        for index in 0..<operations {
-                            let found = urlCacheOnDisk.cachedResponse(for: diskRequests[(index &* 7 &+ task) % 100])
-                            precondition(found != nil)
-                        }
-                    }
+                    worker { urlCacheOnDisk.cachedResponse(for: diskRequests[diskOrder[$0] % 100]) != nil }
                 ),
-                (
-                    "DiskTier",
-                    { task, _, operations in
-                        for index in 0..<operations {
-                            let found = await disk.entry(for: keys[diskOrder[(index &* 7 &+ task) & 0xFFFF]])
-                            precondition(found != nil)
-                        }
-                    }
-                ),
+                ("DiskTier", worker { await disk.entry(for: keys[diskOrder[$0]]) != nil }),
             ]
         )
         try await disk.close()
@@ -147,7 +130,7 @@ enum ConcurrencyBenchmarks {
                     let clock = ContinuousClock()
                     let start = clock.now
                     await withTaskGroup(of: Void.self) { group in
-                        for task in 0..<tasks { group.addTask { await worker(task, tasks, each) } }
+                        for task in 0..<tasks { group.addTask { await worker(task, each) } }
                     }
                     samples[index].append(Double(each * tasks) / Harness.nanoseconds(of: clock.now - start) * 1e9)
                 }
@@ -158,7 +141,11 @@ enum ConcurrencyBenchmarks {
                     BenchmarkResult(
                         workload: "\(workload), \(tasks) task\(tasks == 1 ? "" : "s")",
                         subject: subject.name,
-                        detail: String(format: "%.2fx of 1 task", medians[index] / (results.first { $0.subject == subject.name }?.opsPerSecond ?? medians[index])),
+                        detail: String(
+                            format: "%.2fx of 1 task",
+                            medians[index]
+                                / (results.first { $0.subject == subject.name }?.opsPerSecond ?? medians[index])
+                        ),
                         opsPerSecond: medians[index],
                         ratio: medians[index] / medians[0],
                         entries: entries,

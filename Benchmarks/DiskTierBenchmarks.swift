@@ -146,7 +146,13 @@ enum DiskTierBenchmarks {
             try await tier.close()
         }
 
-        func row(_ workload: String, _ subject: String, _ detail: String, _ rounds: [LatencySummary], _ ref: Double?)
+        func row(
+            _ workload: String,
+            _ subject: String,
+            _ detail: String,
+            _ rounds: [LatencySummary],
+            _ ref: Double?
+        )
             -> BenchmarkResult
         {
             var result = BenchmarkResult(workload: "\(workload), \(entries) entries", subject: subject, detail: detail)
@@ -202,7 +208,7 @@ enum DiskTierBenchmarks {
         sizes: [Int],
         quick: Bool
     ) -> (rows: [BenchmarkResult], hits: [Int: Double], stores: [Int: Double]) {
-        let budget = quick ? 5.0 : 120.0
+        let budget = quick ? 5.0 : 240.0
         let bodies = (0..<hotKeyCount).map { SampleData.json(approximateBytes: hotValueBytes, seed: UInt64($0)) }
         let pilot = URLCacheSubject.pilot(bodies: bodies)
         var rows: [BenchmarkResult] = []

@@ -34,7 +34,11 @@ enum FootprintBenchmarks {
                 let ours = try await ourFootprint(bodies)
                 let theirs = urlCacheFootprint(bodies)
                 let workload = "bytes on disk, \(corpus), \(ValueSizeBenchmarks.label(size)) values"
-                func row(_ subject: String, _ measured: (allocated: Int, apparent: Int), ratio: Double) -> BenchmarkResult {
+                func row(
+                    _ subject: String,
+                    _ measured: (allocated: Int, apparent: Int),
+                    ratio: Double
+                ) -> BenchmarkResult {
                     BenchmarkResult(
                         workload: workload,
                         subject: subject,

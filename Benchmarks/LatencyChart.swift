@@ -6,10 +6,10 @@ import Foundation
 /// disk store) and subject (LayeredCache, URLCache), each point labelled with its figure, so that
 /// it reads without the table. Hand-written SVG, no dependencies.
 enum LatencyChart {
-    static let width = 900.0
+    static let width = 1000.0
     static let height = 560.0
     static let left = 90.0
-    static let right = 250.0
+    static let right = 300.0
     static let top = 60.0
     static let bottom = 70.0
 
@@ -54,7 +54,9 @@ enum LatencyChart {
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" \
             viewBox="0 0 \(Int(width)) \(Int(height))" font-family="Helvetica, Arial, sans-serif" font-size="12">
             <rect width="100%" height="100%" fill="white"/>
-            <text x="\(Int(width / 2))" y="28" text-anchor="middle" font-size="16" font-weight="bold">\(escape(title))</text>
+            <text x="\(Int(width / 2))" y="26" text-anchor="middle" font-size="16" font-weight="bold">\(escape(title))</text>
+            <text x="\(Int(width / 2))" y="46" text-anchor="middle" font-size="12" fill="#555">p50 per operation, \
+            lower is better; circles: disk hits (4 KB JSON, page cache warm), squares: stores</text>
 
             """
         // Grid and tick labels at every decade.
@@ -66,9 +68,10 @@ enum LatencyChart {
         for decade in Int(yRange.lowerBound)...Int(yRange.upperBound) {
             let position = y(pow(10, Double(decade)))
             svg += line(left, position, left + plotWidth, position, stroke: "#ddd")
-            svg += text(left - 8, position + 4, ResultTable.formatNanos(pow(10, Double(decade))), anchor: "end")
+            svg += text(left - 8, position + 4, durationLabel(decade), anchor: "end")
         }
-        svg += "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(plotWidth)\" height=\"\(plotHeight)\" fill=\"none\" stroke=\"#333\"/>\n"
+        svg +=
+            "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(plotWidth)\" height=\"\(plotHeight)\" fill=\"none\" stroke=\"#333\"/>\n"
         svg += text(left + plotWidth / 2, height - 22, "entries in the cache (log scale)", anchor: "middle", size: 13)
         svg += "<text transform=\"translate(22 \(top + plotHeight / 2)) rotate(-90)\" text-anchor=\"middle\" "
         svg += "font-size=\"13\">p50 latency per operation (log scale)</text>\n"
@@ -88,13 +91,21 @@ enum LatencyChart {
                     ? "<rect x=\"\(format(px - 4))\" y=\"\(format(py - 4))\" width=\"8\" height=\"8\" fill=\"\(color)\"/>\n"
                     : "<circle cx=\"\(format(px))\" cy=\"\(format(py))\" r=\"4.5\" fill=\"\(color)\"/>\n"
                 svg += marker
-                svg += text(px + 7, py - 7, ResultTable.formatNanos(point.nanos), anchor: "start", size: 10, fill: color)
+                svg += text(
+                    px + 7,
+                    py - 7,
+                    ResultTable.formatNanos(point.nanos),
+                    anchor: "start",
+                    size: 10,
+                    fill: color
+                )
             }
             let legendY = top + 10 + Double(number) * 40
             let legendX = left + plotWidth + 20
             svg += "<line x1=\"\(legendX)\" y1=\"\(legendY)\" x2=\"\(legendX + 28)\" y2=\"\(legendY)\" "
             svg += "stroke=\"\(color)\" stroke-width=\"2.5\"\(dash)/>\n"
-            svg += text(legendX + 36, legendY + 4, "\(chartLine.subject): \(chartLine.series)", anchor: "start")
+            let name = chartLine.series.replacingOccurrences(of: ", 4 KB JSON", with: "")
+            svg += text(legendX + 36, legendY + 4, "\(chartLine.subject) \(name)", anchor: "start")
             if let first = chartLine.skipped.min() {
                 let note = "not run from \(entriesLabel(first)) entries (too slow)"
                 svg += text(legendX + 36, legendY + 19, note, anchor: "start", size: 10, fill: "#666")
@@ -126,6 +137,12 @@ enum LatencyChart {
         case 3..<6: "\(Int(pow(10, Double(decade - 3))))k"
         default: "\(Int(pow(10, Double(decade - 6))))M"
         }
+    }
+
+    static func durationLabel(_ decade: Int) -> String {
+        let units = ["ns", "µs", "ms", "s"]
+        let unit = min(units.count - 1, max(0, decade / 3))
+        return "\(Int(pow(10, Double(decade - unit * 3)))) \(units[unit])"
     }
 
     static func entriesLabel(_ entries: Int) -> String {

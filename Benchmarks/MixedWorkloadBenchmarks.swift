@@ -90,7 +90,7 @@ enum MixedWorkloadBenchmarks {
         )
         ours.take(LatencySummary.median(samples))
         let pilot = URLCacheSubject.pilot(bodies: bodies)
-        let budget = quick ? 5.0 : 120.0
+        let budget = quick ? 5.0 : 240.0
         let theirs = BenchmarkResult(
             workload: workload,
             subject: "URLCache",

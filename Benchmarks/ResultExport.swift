@@ -16,56 +16,15 @@ enum ResultExport {
         var wallSeconds: Double
     }
 
-    struct Row: Encodable {
-        var workload: String
-        var subject: String
-        var implementation: String
-        var detail: String
-        var entries: Int?
-        var valueBytes: Int?
-        var tasks: Int?
-        var opsPerSecond: Double?
-        var megabytesPerSecond: Double?
-        var p50Nanos: Double?
-        var p99Nanos: Double?
-        var p999Nanos: Double?
-        var ratio: Double?
-        var hitRatios: [String: Double]?
-        var bytesOnDisk: Int?
-        var compressionRatio: Double?
-        var skipped: String?
-
-        init(_ result: BenchmarkResult) {
-            func finite(_ value: Double?) -> Double? { value.flatMap { $0.isFinite ? $0 : nil } }
-            workload = result.workload
-            subject = result.subjectFamily
-            implementation = result.subject
-            detail = result.detail
-            entries = result.entries
-            valueBytes = result.valueBytes
-            tasks = result.tasks
-            opsPerSecond = finite(result.opsPerSecond)
-            megabytesPerSecond = finite(result.megabytesPerSecond)
-            p50Nanos = finite(result.p50Nanos)
-            p99Nanos = finite(result.p99Nanos)
-            p999Nanos = finite(result.p999Nanos)
-            ratio = finite(result.ratio)
-            hitRatios = result.hitRatios
-            bytesOnDisk = result.bytesOnDisk
-            compressionRatio = finite(result.compressionRatio)
-            skipped = result.skipped
-        }
-    }
-
     struct Document: Encodable {
         var machine: Machine
-        var results: [Row]
+        var results: [BenchmarkResult]
     }
 
     static func write(_ results: [BenchmarkResult], machine: Machine, to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = try encoder.encode(Document(machine: machine, results: results.map(Row.init)))
+        let data = try encoder.encode(Document(machine: machine, results: results))
         try data.write(to: URL(fileURLWithPath: path))
     }
 
@@ -73,5 +32,34 @@ enum ResultExport {
     static func loadAverage() -> String {
         guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "unknown" }
         return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+}
+
+extension BenchmarkResult: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case workload, subject, implementation, detail, entries, valueBytes, tasks, opsPerSecond
+        case megabytesPerSecond, p50Nanos, p99Nanos, p999Nanos, ratio, hitRatios, bytesOnDisk
+        case compressionRatio, skipped
+    }
+
+    /// `subject` is the family ("LayeredCache", "URLCache", or a reference's own name) and
+    /// `implementation` the type measured; figures that are absent or not finite are left out.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(workload, forKey: .workload)
+        try container.encode(subjectFamily, forKey: .subject)
+        try container.encode(subject, forKey: .implementation)
+        try container.encode(detail, forKey: .detail)
+        try container.encodeIfPresent(entries, forKey: .entries)
+        try container.encodeIfPresent(valueBytes, forKey: .valueBytes)
+        try container.encodeIfPresent(tasks, forKey: .tasks)
+        let figures: [(CodingKeys, Double?)] = [
+            (.opsPerSecond, opsPerSecond), (.megabytesPerSecond, megabytesPerSecond), (.p50Nanos, p50Nanos),
+            (.p99Nanos, p99Nanos), (.p999Nanos, p999Nanos), (.ratio, ratio), (.compressionRatio, compressionRatio),
+        ]
+        for (key, value) in figures where value?.isFinite == true { try container.encode(value!, forKey: key) }
+        try container.encodeIfPresent(hitRatios, forKey: .hitRatios)
+        try container.encodeIfPresent(bytesOnDisk, forKey: .bytesOnDisk)
+        try container.encodeIfPresent(skipped, forKey: .skipped)
     }
 }

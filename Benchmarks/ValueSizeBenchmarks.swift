@@ -55,7 +55,9 @@ enum ValueSizeBenchmarks {
             configuration: .init(capacityBytes: capacity, maximumEntryCount: bodies.count * 2, admissionFraction: 0.5)
         )
         let now = Date()
-        for (key, body) in zip(keys, bodies) { precondition(tier.set(CacheEntry(value: body, storedAt: now), for: key)) }
+        for (key, body) in zip(keys, bodies) {
+            precondition(tier.set(CacheEntry(value: body, storedAt: now), for: key))
+        }
         let urlCache = URLCacheSubject(memoryCapacity: capacity)
         for (index, body) in bodies.enumerated() { urlCache.store(body, at: index) }
         let requests = urlCache.requests
@@ -88,7 +90,12 @@ enum ValueSizeBenchmarks {
             for index in round % 2 == 0 ? [0, 1] : [1, 0] {
                 let measured = MemoryTierBenchmarks.timeBatches(order: order, batches: batches, subjects[index].lookup)
                 samples[index].append(
-                    LatencySummary(p50: measured.p50, p99: measured.p99, p999: .nan, opsPerSecond: measured.opsPerSecond)
+                    LatencySummary(
+                        p50: measured.p50,
+                        p99: measured.p99,
+                        p999: .nan,
+                        opsPerSecond: measured.opsPerSecond
+                    )
                 )
             }
         }
