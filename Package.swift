@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         // HummingbirdCore only (the HTTP/1.1 server), without the swift-configuration trait.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: []),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
     ],
     targets: [
         .systemLibrary(
@@ -126,6 +127,8 @@ let package = Package(
                 "CacheTiers", "HTTPCaching", "CachingClient", "CLZ4", "CacheTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Benchmarks"
         ),

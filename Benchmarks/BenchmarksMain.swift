@@ -1,33 +1,69 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// `swift run -c release Benchmarks [--quick] [--filter SUBSTRING]`: a filter that names suites
-/// (codec, memory, disk, response) runs those; any other keeps the workloads containing it.
-@main
-enum BenchmarksMain {
-    static func main() async throws {
-        var arguments = CommandLine.arguments.dropFirst()
-        var quick = false
-        var filter: String?
-        while let argument = arguments.popFirst() {
-            switch argument {
-            case "--quick": quick = true
-            case "--filter": filter = arguments.popFirst()
-            case "--help", "-h":
-                print("usage: Benchmarks [--quick] [--filter SUBSTRING]")
-                return
-            default:
-                print("unknown argument \(argument); see --help")
-                return
-            }
-        }
-        #if DEBUG
-        print("WARNING: this is a debug build; figures mean nothing. Run: swift run -c release Benchmarks")
-        #endif
+import ArgumentParser
+import Foundation
 
+/// `swift run -c release Benchmarks [--quick] [--filter SUBSTRING] [--json FILE] [--svg FILE]
+/// [--entries LIST] [--value-sizes LIST]`: a filter that names suites runs those; any other keeps
+/// the workloads containing it.
+@main
+struct BenchmarksMain: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "Benchmarks",
+        abstract: "LayeredCache against Foundation's URLCache on the same workloads, in the same run."
+    )
+
+    @Option(
+        help: """
+            Run the suites whose name contains this (codec, memory, disk, values, mixed, concurrency, \
+            footprint, response, client), or else the workloads whose name contains it.
+            """
+    )
+    var filter: String?
+
+    @Flag(help: "Every workload at small sizes (under 60 s in all): the CI smoke test.")
+    var quick = false
+
+    @Option(help: "Write every result to this JSON file.")
+    var json: String?
+
+    @Option(help: "Draw p50 latency against entries (log-log, both subjects) into this SVG file.")
+    var svg: String?
+
+    @Option(help: "Entry counts for the disk scaling workloads, e.g. 1000,10k,100k,1M.")
+    var entries: String?
+
+    @Option(help: "Value sizes, e.g. 1K,16K,256K (K = 1024).")
+    var valueSizes: String?
+
+    @Flag(help: "Run a debug build anyway (its figures mean nothing).")
+    var allowDebug = false
+
+    func validate() throws {
+        _ = try Self.parseList(entries, unit: 1000)
+        _ = try Self.parseList(valueSizes, unit: 1024)
+    }
+
+    func run() async throws {
+        #if DEBUG
+        guard allowDebug else {
+            throw ValidationError(
+                "this is a debug build, whose figures mean nothing. Run: swift run -c release Benchmarks "
+                    + "(or pass --allow-debug)"
+            )
+        }
+        print("WARNING: DEBUG BUILD. THESE FIGURES MEAN NOTHING. Run: swift run -c release Benchmarks")
+        #endif
+        let entries = try Self.parseList(entries, unit: 1000)
+        let sizes = try Self.parseList(valueSizes, unit: 1024)
         let suites: [(name: String, run: (Bool) async throws -> [BenchmarkResult])] = [
             ("codec", CodecBenchmarks.run),
             ("memory", MemoryTierBenchmarks.run),
-            ("disk", DiskTierBenchmarks.run),
+            ("disk", { try await DiskTierBenchmarks.run(quick: $0, entries: entries) }),
+            ("values", { try await ValueSizeBenchmarks.run(quick: $0, sizes: sizes) }),
+            ("mixed", MixedWorkloadBenchmarks.run),
+            ("concurrency", ConcurrencyBenchmarks.run),
+            ("footprint", { try await FootprintBenchmarks.run(quick: $0, sizes: sizes) }),
             ("response", ResponseCacheBenchmarks.run),
             ("client", CachingClientBenchmarks.run),
             ("encryption", EncryptionBenchmarks.run),
@@ -35,11 +71,66 @@ enum BenchmarksMain {
         // A filter naming suites runs only those; any other filter runs every suite and keeps the
         // rows whose workload contains it.
         let named = suites.filter { suite in filter.map { suite.name.contains($0) } ?? true }
+        let loadBefore = ResultExport.loadAverage()
+        let clock = ContinuousClock()
+        let start = clock.now
         var results: [BenchmarkResult] = []
         for suite in named.isEmpty ? suites : named {
+            let suiteStart = clock.now
             let rows = try await suite.run(quick)
             results += named.isEmpty ? rows.filter { $0.workload.contains(filter!) } : rows
+            Self.log(String(format: "%@: %.1f s", suite.name, Harness.nanoseconds(of: clock.now - suiteStart) / 1e9))
         }
+        let wallSeconds = Harness.nanoseconds(of: clock.now - start) / 1e9
         ResultTable.print(results)
+        let machine = ResultExport.Machine(
+            date: ISO8601DateFormatter().string(from: Date()),
+            cores: ProcessInfo.processInfo.activeProcessorCount,
+            quick: quick,
+            loadAverageBefore: loadBefore,
+            loadAverageAfter: ResultExport.loadAverage(),
+            wallSeconds: wallSeconds
+        )
+        print(
+            String(
+                format: "\n%d cores, load average %@ before and %@ after; %.1f s in all",
+                machine.cores,
+                machine.loadAverageBefore,
+                machine.loadAverageAfter,
+                wallSeconds
+            )
+        )
+        if let json {
+            try ResultExport.write(results, machine: machine, to: json)
+            print("wrote \(json)")
+        }
+        if let svg {
+            let chart = LatencyChart.render(results, title: "LayeredCache vs URLCache: latency as the cache grows")
+            try chart.write(toFile: svg, atomically: true, encoding: .utf8)
+            print("wrote \(svg)")
+        }
+    }
+
+    /// Progress on standard error, so that standard output holds only the table.
+    static func log(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// "1000,10k,1M" with k = `unit` and M = `unit`²; nil when no list was given.
+    static func parseList(_ text: String?, unit: Int) throws -> [Int]? {
+        guard let text else { return nil }
+        return try text.split(separator: ",").map { item in
+            let trimmed = item.trimmingCharacters(in: .whitespaces)
+            var multiplier = 1
+            var digits = Substring(trimmed)
+            switch trimmed.last {
+            case "k", "K": multiplier = unit
+            case "m", "M": multiplier = unit * unit
+            default: break
+            }
+            if multiplier > 1 { digits = digits.dropLast() }
+            guard let value = Int(digits), value > 0 else { throw ValidationError("not a positive count: \(item)") }
+            return value * multiplier
+        }
     }
 }

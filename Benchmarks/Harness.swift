@@ -1,20 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Foundation
-
-/// One row of the results table.
-struct BenchmarkResult: Sendable {
-    var workload: String
-    var subject: String
-    var detail: String
-    /// Throughput in megabytes (10^6 bytes) per second of uncompressed data, when it applies.
-    var megabytesPerSecond: Double?
-    var opsPerSecond: Double?
-    var p50Nanos: Double?
-    var p99Nanos: Double?
-    /// Ours ÷ the reference, on the row that has a reference in the same group.
-    var ratio: Double?
-}
+import Histogram
 
 /// Timing helpers. Every figure is the median of several rounds, and the subjects compared in one
 /// group run interleaved, round by round, so that noise on this machine falls on both alike.
@@ -59,13 +46,10 @@ enum Harness {
         _ perOperation: [Double],
         operationsEach: Int = 1
     ) -> (p50: Double, p99: Double, opsPerSecond: Double) {
-        let sorted = perOperation.sorted()
-        let total = perOperation.reduce(0, +) * Double(operationsEach)
-        return (
-            percentile(sorted, 0.5),
-            percentile(sorted, 0.99),
-            Double(perOperation.count * operationsEach) / total * 1e9
-        )
+        var recorder = LatencyRecorder()
+        for nanos in perOperation { recorder.record(nanos * Double(operationsEach), operations: operationsEach) }
+        let summary = recorder.summary
+        return (summary.p50, summary.p99, summary.opsPerSecond)
     }
 
     static func percentile(_ sortedValues: [Double], _ fraction: Double) -> Double {
@@ -79,4 +63,55 @@ enum Harness {
 @inline(never)
 func blackHole<T>(_ value: T) {
     withExtendedLifetime(value) {}
+}
+
+/// Percentiles and throughput of one round, or the medians of several.
+struct LatencySummary: Sendable {
+    var p50: Double
+    var p99: Double
+    var p999: Double
+    var opsPerSecond: Double
+
+    /// Each figure's median over the rounds.
+    static func median(_ rounds: [LatencySummary]) -> LatencySummary {
+        LatencySummary(
+            p50: Harness.median(rounds.map(\.p50)),
+            p99: Harness.median(rounds.map(\.p99)),
+            p999: Harness.median(rounds.map(\.p999)),
+            opsPerSecond: Harness.median(rounds.map(\.opsPerSecond))
+        )
+    }
+}
+
+/// Latencies of one round in an HdrHistogram (3 significant digits, nanoseconds).
+///
+/// Callers read the clock around the operation and record after the second read, so recording
+/// (a few nanoseconds: an index computation and an increment) is never inside a timed interval.
+/// Operations timed together in a batch are recorded as their mean, once per operation.
+/// Throughput is the operations over the sum of the timed intervals.
+struct LatencyRecorder {
+    private var histogram = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+    private var totalNanos = 0.0
+    private var operations = 0
+
+    init() {}
+
+    /// Records `nanos` spent on `count` operations timed together.
+    @inline(__always)
+    mutating func record(_ nanos: Double, operations count: Int = 1) {
+        let mean = UInt64(max(1, (nanos / Double(count)).rounded()))
+        histogram.record(mean, count: UInt64(count))
+        totalNanos += nanos
+        operations += count
+    }
+
+    var summary: LatencySummary {
+        precondition(operations > 0, "no latency recorded")
+        return LatencySummary(
+            p50: Double(histogram.valueAtPercentile(50)),
+            p99: Double(histogram.valueAtPercentile(99)),
+            p999: Double(histogram.valueAtPercentile(99.9)),
+            opsPerSecond: Double(operations) / totalNanos * 1e9
+        )
+    }
 }

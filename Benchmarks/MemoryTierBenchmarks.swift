@@ -167,7 +167,9 @@ enum MemoryTierBenchmarks {
                 opsPerSecond: median.opsPerSecond,
                 p50Nanos: median.p50,
                 p99Nanos: median.p99,
-                ratio: median.opsPerSecond / reference
+                ratio: median.opsPerSecond / reference,
+                entries: keyCount,
+                valueBytes: valueBytes
             )
         }
     }
@@ -180,22 +182,16 @@ enum MemoryTierBenchmarks {
         _ lookup: Lookup
     ) -> (p50: Double, p99: Double, opsPerSecond: Double) {
         let clock = ContinuousClock()
-        var perGet: [Double] = []
-        perGet.reserveCapacity(batches)
+        var recorder = LatencyRecorder()
         var hits = 0
         for batch in 0..<batches {
             let start = clock.now
             hits += lookup(order, batch * batchSize..<(batch + 1) * batchSize)
-            perGet.append(Harness.nanoseconds(of: clock.now - start) / Double(batchSize))
+            recorder.record(Harness.nanoseconds(of: clock.now - start), operations: batchSize)
         }
         precondition(hits == batches * batchSize, "every get must hit")
-        let total = perGet.reduce(0, +) * Double(batchSize)
-        perGet.sort()
-        return (
-            Harness.percentile(perGet, 0.5),
-            Harness.percentile(perGet, 0.99),
-            Double(batches * batchSize) / total * 1e9
-        )
+        let summary = recorder.summary
+        return (summary.p50, summary.p99, summary.opsPerSecond)
     }
 
     // MARK: Concurrency
