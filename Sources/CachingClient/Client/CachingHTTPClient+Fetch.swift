@@ -109,6 +109,8 @@ extension CachingHTTPClient {
     /// Where a stored entry stands against the call's freshness class.
     enum EntryAge { case fresh, stale, pastHardTTL }
 
+    /// The plan for `call`; callers try ``freshMemoryAnswer(_:now:)`` first, so a fresh memory
+    /// hit never gets here.
     func plan(_ call: Call) async -> Plan {
         let request = call.request
         var step = NetworkStep(
@@ -125,7 +127,6 @@ extension CachingHTTPClient {
         if !isSafe || call.policy.kind == .networkOnly { return .network(step) }
 
         let at = now
-        if let answer = freshMemoryAnswer(call, now: at) { return .answer(answer) }
         let decision = await cache.decision(for: request, now: at)
         guard let stored = decision.stored else {
             switch call.policy.kind {

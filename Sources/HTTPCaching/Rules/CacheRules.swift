@@ -152,7 +152,7 @@ public struct CacheRules: Hashable, Sendable {
     }
 
     /// The `Age` field value for a current age of `age` seconds.
-    public static func ageHeaderValue(age: TimeInterval) -> String {
+    static func ageHeaderValue(age: TimeInterval) -> String {
         String(Int(min(Double(CacheControl.maximumDeltaSeconds), age.rounded(.down))))
     }
 }
