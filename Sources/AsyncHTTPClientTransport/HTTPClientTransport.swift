@@ -97,10 +97,20 @@ public struct HTTPClientTransport: HTTPTransport {
         }
         if let error = error as? IOError,
             [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)
+                || Self.failedWhileConnecting(error)
         {
             return CachingClientError(code: .noConnection, message: "could not connect", underlying: error)
         }
         return CachingClientError(code: .network, message: "the exchange failed", underlying: error)
+    }
+}
+
+extension HTTPClientTransport {
+    /// Whether SwiftNIO raised `error` while connecting: before a byte of the request was sent, so
+    /// whatever the errno (a reset handshake, say), no connection was made.
+    fileprivate static func failedWhileConnecting(_ error: IOError) -> Bool {
+        let description = error.description
+        return description.hasPrefix("connect(") || description.hasPrefix("finishing a non-blocking connect")
     }
 }
 

@@ -78,6 +78,9 @@ public final class TestOrigin: Sendable {
     }
     let state = Mutex(State())
     private let channel: Mutex<(any Channel)?>
+    /// The listening socket (owned by the server channel, which closes it).
+    private let listener: Int32
+    /// A socket bound to ``port`` without listening, once the origin stops.
     private let reservation = Mutex<Int32>(-1)
     /// The port the origin listens on.
     public let port: Int
@@ -85,8 +88,9 @@ public final class TestOrigin: Sendable {
     /// Whether connections stay open after an answer.
     public let keepAlive: Bool
 
-    private init(channel: any Channel, port: Int, keepAlive: Bool) {
+    private init(channel: any Channel, listener: Int32, port: Int, keepAlive: Bool) {
         self.channel = Mutex(channel)
+        self.listener = listener
         self.port = port
         self.keepAlive = keepAlive
     }
@@ -97,23 +101,28 @@ public final class TestOrigin: Sendable {
     ///   (a stopped origin then refuses every new request).
     public static func start(keepAlive: Bool = true) async throws -> TestOrigin {
         let box = Mutex<TestOrigin?>(nil)
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                guard let origin = box.withLock({ $0 }) else { return channel.close() }
-                origin.state.withLock { $0.children[ObjectIdentifier(channel)] = channel }
-                channel.closeFuture.whenComplete { _ in
-                    _ = origin.state.withLock { $0.children.removeValue(forKey: ObjectIdentifier(channel)) }
+        let (listener, port) = try Socket.makeListener()
+        let channel: any Channel
+        do {
+            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .childChannelInitializer { channel in
+                    guard let origin = box.withLock({ $0 }) else { return channel.close() }
+                    origin.state.withLock { $0.children[ObjectIdentifier(channel)] = channel }
+                    channel.closeFuture.whenComplete { _ in
+                        _ = origin.state.withLock { $0.children.removeValue(forKey: ObjectIdentifier(channel)) }
+                    }
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        try channel.pipeline.syncOperations.addHandler(OriginHandler(origin: origin))
+                    }
                 }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(OriginHandler(origin: origin))
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
-        let origin = TestOrigin(channel: channel, port: channel.localAddress?.port ?? 0, keepAlive: keepAlive)
+                .withBoundSocket(listener)
+                .get()
+        } catch {
+            close(listener)
+            throw error
+        }
+        let origin = TestOrigin(channel: channel, listener: listener, port: port, keepAlive: keepAlive)
         box.withLock { $0 = origin }
         return origin
     }
@@ -157,38 +166,20 @@ public final class TestOrigin: Sendable {
             defer { channel = nil }
             return channel
         }
-        try? await server?.close()
+        guard let server else { return }
+        // The port is held before the listener goes, so it is never free: were it free for a
+        // moment, the kernel could hand it to another test's connection as its local port, or a
+        // later origin could listen on it and answer in this one's place.
+        let reserved = Socket.open(port: port, listening: false)
+        precondition(reserved >= 0, "TestOrigin could not hold its port \(port) while stopping (errno \(errno))")
+        reservation.withLock { $0 = reserved }
+        // `shutdown` stops the listening socket itself; `close` would only drop this process's
+        // descriptor, and a child process spawned meanwhile (an exit test re-runs this binary)
+        // holds a copy until it execs, so the socket would go on accepting connections.
+        _ = shutdown(listener, Int32(SHUT_RDWR))
+        try? await server.close()
         let children = state.withLock { Array($0.children.values) }
         for child in children { try? await child.close() }
-        reservePort()
-    }
-
-    /// Binds the stopped origin's port without listening, for as long as the origin lives: a
-    /// connection to it is refused at once, and no origin started later (by a test running in
-    /// parallel) can pick the same port and answer in its place.
-    private func reservePort() {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { return }
-        var one: Int32 = 1
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(descriptor, address, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        if bound == 0 {
-            reservation.withLock { $0 = descriptor }
-        } else {
-            close(descriptor)
-        }
     }
 
     deinit {
@@ -214,5 +205,59 @@ public final class TestOrigin: Sendable {
         }
         for continuation in ready { continuation.resume() }
         return behavior
+    }
+}
+
+/// The origin's own sockets on 127.0.0.1: close-on-exec, so a process the tests spawn does not
+/// inherit them, and `SO_REUSEPORT`, so a stopped origin can hold its port with a second socket
+/// before its listener closes.
+enum Socket {
+    /// A listening, non-blocking socket on a free port, and the port.
+    static func makeListener() throws -> (descriptor: Int32, port: Int) {
+        let descriptor = open(port: 0, listening: true)
+        guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "binding the test origin") }
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard named == 0 else {
+            let error = IOError(errnoCode: errno, reason: "getsockname")
+            close(descriptor)
+            throw error
+        }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// A socket bound to 127.0.0.1:`port` (0: a free port), listening when `listening` is true; -1
+    /// on failure, with `errno` set.
+    static func open(port: Int, listening: Bool) -> Int32 {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { return -1 }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(descriptor, address, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        if bound != 0 || (listening && listen(descriptor, 256) != 0) {
+            let failure = errno
+            close(descriptor)
+            errno = failure
+            return -1
+        }
+        return descriptor
     }
 }

@@ -6,6 +6,7 @@ import CacheTiers
 import Foundation
 import HTTPCaching
 import HTTPTypes
+import NIOCore
 import TestOriginSupport
 import Testing
 
@@ -62,6 +63,20 @@ import Testing
                 == .network
         )
         #expect(HTTPClientTransport.classify(HTTPClientError.cancelled) is CancellationError)
+    }
+
+    @Test(arguments: [
+        (
+            IOError(errnoCode: ECONNREFUSED, reason: "connect(descriptor:addr:size:)"),
+            CachingClientError.Code.noConnection
+        ),
+        (IOError(errnoCode: ECONNRESET, reason: "finishing a non-blocking connect failed"), .noConnection),
+        (IOError(errnoCode: EHOSTUNREACH, reason: "read(descriptor:pointer:size:)"), .noConnection),
+        (IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)"), .network),
+        (IOError(errnoCode: EPIPE, reason: "write(descriptor:pointer:size:)"), .network),
+    ])
+    func socketErrorsAreClassedByWhetherAConnectionWasMade(error: IOError, code: CachingClientError.Code) {
+        #expect((HTTPClientTransport.classify(error) as? CachingClientError)?.code == code)
     }
 
     struct Item: Decodable, Equatable { var id: Int }

@@ -15,7 +15,8 @@ public struct CachingClientError: Error, Sendable, CustomStringConvertible {
 
         /// The origin refused the credentials: a 401 (Unauthorized) or 403 (Forbidden) response.
         public static var authentication: Self { Self(.authentication) }
-        /// No connection could be made: refused, DNS failure, host or network unreachable.
+        /// No connection could be made: refused, DNS failure, host or network unreachable, or the
+        /// handshake reset before a byte of the request was sent.
         public static var noConnection: Self { Self(.noConnection) }
         /// The exchange took longer than allowed.
         public static var timeout: Self { Self(.timeout) }
