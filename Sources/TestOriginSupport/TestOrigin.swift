@@ -234,11 +234,12 @@ enum Socket {
     static func open(port: Int, listening: Bool) -> Int32 {
         #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return -1 }
         #else
         let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
         guard descriptor >= 0 else { return -1 }
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        #endif
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         var one: Int32 = 1
         _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
