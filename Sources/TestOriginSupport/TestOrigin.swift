@@ -101,7 +101,7 @@ public final class TestOrigin: Sendable {
     ///   (a stopped origin then refuses every new request).
     public static func start(keepAlive: Bool = true) async throws -> TestOrigin {
         let box = Mutex<TestOrigin?>(nil)
-        let (listener, port) = try Socket.makeListener()
+        let listener = try Socket.makeListener()
         let channel: any Channel
         do {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -122,7 +122,12 @@ public final class TestOrigin: Sendable {
             close(listener)
             throw error
         }
-        let origin = TestOrigin(channel: channel, listener: listener, port: port, keepAlive: keepAlive)
+        let origin = TestOrigin(
+            channel: channel,
+            listener: listener,
+            port: channel.localAddress?.port ?? 0,
+            keepAlive: keepAlive
+        )
         box.withLock { $0 = origin }
         return origin
     }
@@ -208,51 +213,27 @@ public final class TestOrigin: Sendable {
     }
 }
 
-/// The origin's own sockets on 127.0.0.1: close-on-exec, so a process the tests spawn does not
-/// inherit them, and `SO_REUSEPORT`, so a stopped origin can hold its port with a second socket
-/// before its listener closes.
-enum Socket {
-    /// A listening, non-blocking socket on a free port, and the port.
-    static func makeListener() throws -> (descriptor: Int32, port: Int) {
+/// Plain sockets on 127.0.0.1. The origin's own are close-on-exec, so a process the tests spawn
+/// does not inherit them, and set `SO_REUSEPORT`, so a stopped origin can hold its port with a
+/// second socket before its listener closes.
+package enum Socket {
+    /// A listening, non-blocking socket on a free port.
+    static func makeListener() throws -> Int32 {
         let descriptor = open(port: 0, listening: true)
         guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "binding the test origin") }
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard named == 0 else {
-            let error = IOError(errnoCode: errno, reason: "getsockname")
-            close(descriptor)
-            throw error
-        }
-        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+        return descriptor
     }
 
     /// A socket bound to 127.0.0.1:`port` (0: a free port), listening when `listening` is true; -1
     /// on failure, with `errno` set.
     static func open(port: Int, listening: Bool) -> Int32 {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = makeSocket()
         guard descriptor >= 0 else { return -1 }
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        guard descriptor >= 0 else { return -1 }
-        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-        #endif
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         var one: Int32 = 1
         _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(descriptor, address, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let bound = withLoopbackAddress(port: port) { bind(descriptor, $0, $1) }
         if bound != 0 || (listening && listen(descriptor, 256) != 0) {
             let failure = errno
             close(descriptor)
@@ -260,5 +241,42 @@ enum Socket {
             return -1
         }
         return descriptor
+    }
+
+    /// Connects a blocking socket to 127.0.0.1:`port` and closes it: 0 when the connection was
+    /// made, else the errno (`ECONNREFUSED` for a stopped origin).
+    package static func connectionError(port: Int) -> Int32 {
+        let descriptor = makeSocket()
+        guard descriptor >= 0 else { return errno }
+        defer { close(descriptor) }
+        let connected = withLoopbackAddress(port: port) { connect(descriptor, $0, $1) }
+        return connected == 0 ? 0 : errno
+    }
+
+    /// A close-on-exec TCP socket (atomically where the system allows it), or -1.
+    private static func makeSocket() -> Int32 {
+        #if canImport(Glibc)
+        return socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        if descriptor >= 0 { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        return descriptor
+        #endif
+    }
+
+    /// Calls `body` with 127.0.0.1:`port` as a `sockaddr` and its length.
+    private static func withLoopbackAddress(
+        port: Int,
+        _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32
+    ) -> Int32 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
     }
 }

@@ -7,27 +7,6 @@ import Testing
 /// The offline cases of every client test rest on one guarantee of the test origin: once stopped,
 /// a connection to its port is refused at once.
 @Suite struct TestOriginTests {
-    /// Connects a plain socket to 127.0.0.1:`port`; returns 0 when the connection was made, else
-    /// the errno.
-    static func connectionError(port: Int) -> Int32 {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        return connected == 0 ? 0 : errno
-    }
-
     /// Starts `/bin/sleep` with `posix_spawn` and no file actions, so it inherits every descriptor
     /// not marked close-on-exec (as any process a test or an exit test spawns may), and returns its
     /// process identifier.
@@ -57,9 +36,9 @@ import Testing
             waitpid(child, &status, 0)
         }
         for origin in origins {
-            #expect(Self.connectionError(port: origin.port) == 0)
+            #expect(Socket.connectionError(port: origin.port) == 0)
             await origin.stop()
-            #expect(Self.connectionError(port: origin.port) == ECONNREFUSED)
+            #expect(Socket.connectionError(port: origin.port) == ECONNREFUSED)
         }
     }
 }
