@@ -104,17 +104,23 @@ package struct CacheDirectory {
         let temporary = path.appending(name + ".tmp")
         let file = try CacheFile.open(temporary, create: true, faults: faults)
         do {
+            // Closed exactly once, whatever fails: a second close could take a descriptor that
+            // another thread has opened since.
+            defer { file.close() }
             try file.truncate(to: 0)
             try bytes.withUnsafeBytes { try file.write($0, at: 0) }
             try file.sync()
-            file.close()
-            try rename(temporary, to: path.appending(name))
-            sync()
         } catch {
-            file.close()
             try? remove(temporary)
             throw error
         }
+        do {
+            try rename(temporary, to: path.appending(name))
+        } catch {
+            try? remove(temporary)
+            throw error
+        }
+        sync()
     }
 
     /// The whole content of the file `name`, or nil when there is no such file.

@@ -23,7 +23,9 @@ extension DiskStore {
         let start = clock.now
         for sequence in try directory.segmentSequences() {
             let file = try CacheFile.open(directory.segmentPath(sequence), create: false, faults: configuration.faults)
-            segments[sequence] = Segment(sequence: sequence, file: file, size: Int(try file.size()), liveBytes: 0)
+            // In `segments` before anything can throw, so the store's cleanup closes it.
+            segments[sequence] = Segment(sequence: sequence, file: file, size: 0, liveBytes: 0)
+            segments[sequence]?.size = Int(try file.size())
             order.append(sequence)
         }
 

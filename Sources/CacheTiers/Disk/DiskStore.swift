@@ -83,17 +83,23 @@ package final class DiskStore {
             )
             try recover()
         } catch {
-            for segment in segments.values { segment.file.close() }
-            directory.unlock()
+            releaseFiles()
             throw error
         }
     }
 
     deinit {
-        if !isClosed {
-            for segment in segments.values { segment.file.close() }
-            directory.unlock()
-        }
+        releaseFiles()
+    }
+
+    /// Closes the segments and releases the directory lock, once: a descriptor closed twice may
+    /// by then number a file another thread opened, which the second close would take from it.
+    /// (A class whose initializer throws still runs `deinit`, after the initializer's own cleanup.)
+    private func releaseFiles() {
+        guard !isClosed else { return }
+        isClosed = true
+        for segment in segments.values { segment.file.close() }
+        directory.unlock()
     }
 
     // MARK: Sizes
@@ -409,11 +415,7 @@ package final class DiskStore {
     /// Writes an index snapshot, flushes and releases the directory.
     package func close() throws {
         guard !isClosed else { return }
-        defer {
-            for segment in segments.values { segment.file.close() }
-            directory.unlock()
-            isClosed = true
-        }
+        defer { releaseFiles() }
         try writeSnapshot()
     }
 }
