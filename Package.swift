@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "CachingClient",
             dependencies: [
-                "HTTPCaching",
+                "HTTPCaching", "CacheTiers",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -102,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "cache-proxy",
             dependencies: [
-                "CacheProxyCore", "HTTPCaching",
+                "CacheProxyCore", "HTTPCaching", "CacheTiers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "CacheProxyTests",
             dependencies: [
-                "CacheProxyCore", "CachingClient", "HTTPCaching", "TestOriginSupport", "CacheTestSupport",
+                "CacheProxyCore", "CachingClient", "HTTPCaching", "CacheTiers", "TestOriginSupport", "CacheTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import CacheTestSupport
+import CacheTiers
 import CachingClient
 import Foundation
 import HTTPCaching
@@ -39,7 +40,7 @@ enum CachingClientBenchmarks {
         let batchSize = 100
         let batches = quick ? 100 : 1000
         let rounds = quick ? 3 : 9
-        let cache = try ResponseCache(configuration: .init(memoryCapacity: 256 << 20))
+        let cache = try ResponseCache(configuration: .init(memory: .init(capacityBytes: 256 << 20)))
         let client = CachingHTTPClient(transport: CountingTransport(), cache: cache)
         let requests = (0..<urlCount).map {
             HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/v1/items/\($0)?fields=all")
@@ -101,7 +102,7 @@ enum CachingClientBenchmarks {
         var elapsed: [Double] = []
         let clock = ContinuousClock()
         for round in 0..<rounds {
-            let cache = try ResponseCache(configuration: .init(memoryCapacity: 16 << 20))
+            let cache = try ResponseCache(configuration: .init(memory: .init(capacityBytes: 16 << 20)))
             let transport = CountingTransport(delay: .milliseconds(20))
             let client = CachingHTTPClient(transport: transport, cache: cache)
             let request = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/r\(round)")

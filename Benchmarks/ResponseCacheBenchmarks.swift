@@ -38,7 +38,7 @@ enum ResponseCacheBenchmarks {
             ("Date", "Sun, 22 Nov 2026 10:00:00 GMT"), ("Content-Length", "\(bodyBytes)"),
         ]
 
-        let cache = try ResponseCache(configuration: .init(memoryCapacity: 512 << 20))
+        let cache = try ResponseCache(configuration: .init(memory: .init(capacityBytes: 512 << 20)))
         let requests = urls.map { url in
             HTTPRequest(
                 method: .get,

@@ -18,14 +18,10 @@ extension CacheProxy {
         public var upstream: Upstream
         /// Where the proxy listens. Default `127.0.0.1:8002`.
         public var listen: ListenAddress
-        /// Shared (a proxy for many users) or private (one user's cache). Default shared.
-        public var mode: ResponseCache.Mode
-        /// The cache directory; nil keeps responses in memory only. Default nil.
-        public var directory: String?
-        /// The memory tier's byte budget. Default 64 MiB.
-        public var memoryCapacity: Int
-        /// The disk tier's byte budget. Default 512 MiB.
-        public var diskCapacity: Int
+        /// The response cache: its mode (shared, a proxy for many users, or private, one user's
+        /// cache), its memory tier, its disk tier (nil keeps responses in memory only), hooks and
+        /// clock. Default: `ResponseCache.Configuration(mode: .shared)` (memory only, 64 MiB).
+        public var cache: ResponseCache.Configuration
         /// A response field that tells `HIT`, `STALE`, `REVALIDATED`, `MISS` or `ERROR`; nil for
         /// none. Default nil.
         public var cacheStatusHeader: HTTPField.Name?
@@ -42,8 +38,6 @@ extension CacheProxy {
         public var logger: Logger
         /// Where the counters go; nil for the bootstrapped `MetricsSystem`. Default nil.
         public var metricsFactory: (any MetricsFactory)?
-        /// The cache's clock (for `Age` and freshness). Default the system's.
-        public var now: @Sendable () -> Date
         /// The clock the client's timeouts wait on. Default `ContinuousClock()`.
         public var clock: any Clock<Duration>
 
@@ -51,10 +45,7 @@ extension CacheProxy {
         public init(
             upstream: Upstream,
             listen: ListenAddress = .loopback(port: 8002),
-            mode: ResponseCache.Mode = .shared,
-            directory: String? = nil,
-            memoryCapacity: Int = 64 << 20,
-            diskCapacity: Int = 512 << 20,
+            cache: ResponseCache.Configuration = .init(mode: .shared),
             cacheStatusHeader: HTTPField.Name? = nil,
             requestTimeout: Duration = .seconds(30),
             maximumBodyBytes: Int = 64 << 20,
@@ -62,15 +53,11 @@ extension CacheProxy {
             idleTimeout: Duration? = .seconds(60),
             logger: Logger = Logger(label: "LayeredCache.CacheProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
             metricsFactory: (any MetricsFactory)? = nil,
-            now: @escaping @Sendable () -> Date = { Date() },
             clock: any Clock<Duration> = ContinuousClock()
         ) {
             self.upstream = upstream
             self.listen = listen
-            self.mode = mode
-            self.directory = directory
-            self.memoryCapacity = memoryCapacity
-            self.diskCapacity = diskCapacity
+            self.cache = cache
             self.cacheStatusHeader = cacheStatusHeader
             self.requestTimeout = requestTimeout
             self.maximumBodyBytes = maximumBodyBytes
@@ -78,7 +65,6 @@ extension CacheProxy {
             self.idleTimeout = idleTimeout
             self.logger = logger
             self.metricsFactory = metricsFactory
-            self.now = now
             self.clock = clock
         }
     }

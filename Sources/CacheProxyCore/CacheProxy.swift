@@ -19,13 +19,17 @@ import Synchronization
 ///
 /// ```swift
 /// let proxy = try CacheProxy(
-///     configuration: .init(upstream: try Upstream("http://127.0.0.1:8000"), mode: .shared, directory: "/var/cache/proxy")
+///     configuration: .init(
+///         upstream: try Upstream("http://127.0.0.1:8000"),
+///         cache: .init(disk: .init(directory: "/var/cache/proxy"), mode: .shared)
+///     )
 /// )
 /// let group = ServiceGroup(services: [proxy], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
 /// try await group.run()
 /// ```
 ///
-/// In ``HTTPCaching/ResponseCache/Mode/shared`` mode it is a shared cache (`s-maxage`, no
+/// In ``HTTPCaching/ResponseCache/Mode/shared`` mode (the configuration's ``Configuration/cache``
+/// decides) it is a shared cache (`s-maxage`, no
 /// `private` responses, `Authorization` rules); in ``HTTPCaching/ResponseCache/Mode/private``
 /// mode it behaves as one user's client cache. Every method, path, query, status and end-to-end
 /// field passes through; hop-by-hop fields are dropped both ways. When the upstream cannot answer,
@@ -49,32 +53,19 @@ public final class CacheProxy: Service, Sendable {
     /// - Parameters:
     ///   - configuration: the upstream, the listen address, the cache.
     ///   - onListening: called with the bound port once the listener accepts connections.
-    /// - Throws: ``CacheProxyError`` for a negative capacity or body limit; the cache's
-    ///   `CacheError` when the directory cannot be opened (another process holds it, say).
+    /// - Throws: ``CacheProxyError`` for a body limit or connection count below 1; the cache's
+    ///   `HTTPCachingError` for an invalid cache configuration or a directory that cannot be opened
+    ///   (another process holds it, say).
     public init(
         configuration: Configuration,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws {
-        guard configuration.memoryCapacity >= 0, configuration.diskCapacity >= 0,
-            configuration.maximumBodyBytes > 0, configuration.upstreamConnections > 0
-        else {
-            throw CacheProxyError(
-                code: .invalidArgument,
-                message: "capacities must not be negative; body limit and connections must be positive"
-            )
+        guard configuration.maximumBodyBytes > 0, configuration.upstreamConnections > 0 else {
+            throw CacheProxyError(code: .invalidArgument, message: "body limit and connections must be positive")
         }
         self.configuration = configuration
         self.onListening = onListening
-        self.cache = try ResponseCache(
-            configuration: .init(
-                memoryCapacity: configuration.memoryCapacity,
-                diskCapacity: configuration.diskCapacity,
-                directory: configuration.directory,
-                mode: configuration.mode,
-                logger: configuration.logger,
-                now: configuration.now
-            )
-        )
+        self.cache = try ResponseCache(configuration: configuration.cache)
     }
 
     /// Listens and answers until graceful shutdown (or cancellation).
@@ -91,7 +82,9 @@ public final class CacheProxy: Service, Sendable {
                 requestTimeout: configuration.requestTimeout,
                 backoff: .disabled,
                 clock: configuration.clock,
-                logger: configuration.logger
+                logger: configuration.logger,
+                // A shared cache follows RFC 9111: a cacheable 404 replaces what was stored.
+                errorResponses: .protocolRules
             )
         )
         runningClient.withLock { $0 = client }
@@ -104,7 +97,7 @@ public final class CacheProxy: Service, Sendable {
         }
         try? await httpClient.shutdown()
         do {
-            try await cache.tiers.disk?.close()
+            try await cache.tiers.close()
         } catch {
             configuration.logger.warning("could not close the disk tier", metadata: ["error": "\(error)"])
         }

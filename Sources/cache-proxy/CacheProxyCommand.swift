@@ -2,6 +2,7 @@
 
 import ArgumentParser
 import CacheProxyCore
+import CacheTiers
 import HTTPCaching
 import HTTPTypes
 import Logging
@@ -33,11 +34,11 @@ struct CacheProxyCommand: AsyncParsableCommand {
     @Option(help: "The cache directory; without it responses are kept in memory only.")
     var directory: String?
 
-    @Option(help: "The memory tier's budget in bytes.")
-    var memoryCapacity = 64 << 20
+    @Option(help: "The memory tier's budget in bytes (default: the memory tier's, 64 MiB).")
+    var memoryCapacity: Int?
 
-    @Option(help: "The disk tier's budget in bytes.")
-    var diskCapacity = 512 << 20
+    @Option(help: "The disk tier's budget in bytes (default: the disk tier's, 512 MiB).")
+    var diskCapacity: Int?
 
     @Flag(help: "Add X-Cache: HIT, STALE, REVALIDATED, MISS or ERROR to every response.")
     var cacheStatusHeader = false
@@ -70,14 +71,17 @@ struct CacheProxyCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
+        var cache = ResponseCache.Configuration(mode: cacheMode, logger: logger)
+        if let memoryCapacity { cache.memory.capacityBytes = memoryCapacity }
+        if let directory {
+            cache.disk = DiskTier.Configuration(directory: directory, logger: logger)
+            if let diskCapacity { cache.disk?.capacityBytes = diskCapacity }
+        }
         let proxy = try CacheProxy(
             configuration: .init(
                 upstream: upstreamURL,
                 listen: address,
-                mode: cacheMode,
-                directory: directory,
-                memoryCapacity: memoryCapacity,
-                diskCapacity: diskCapacity,
+                cache: cache,
                 cacheStatusHeader: cacheStatusHeader ? HTTPField.Name("X-Cache") : nil,
                 requestTimeout: .seconds(timeout),
                 logger: logger

@@ -194,4 +194,12 @@ private actor GatedTier: CacheTier {
         for key in doomed { entries[key] = nil }
         return doomed.count
     }
+
+    var tierUsage: CacheUsage {
+        CacheUsage(bytes: entries.values.reduce(0) { $0 + $1.value.count }, entryCount: entries.count)
+    }
+
+    private(set) var isClosed = false
+
+    func close() async throws { isClosed = true }
 }

@@ -111,7 +111,9 @@ import Testing
         try await f.cache.tiers.disk?.close()
         await f.stop()
 
-        let reopened = try ResponseCache(configuration: .init(directory: directory.path, now: { f.clock.date }))
+        let reopened = try ResponseCache(
+            configuration: .init(disk: .init(directory: directory.path), now: { f.clock.date })
+        )
         let client = CachingHTTPClient(transport: Fixture.transport, cache: reopened)
         let result = await client.fetch(f.request("/p"), policy: .cacheOnly)
         #expect(result.text == "on disk" && result.freshness == .fresh && result.source == .cache)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import CacheTiers
 import Foundation
 import HTTPCaching
 import HTTPTypes
@@ -161,7 +162,7 @@ import Testing
 
     @Test func aZeroCapacityCacheIsAValidNoCache() async throws {
         let origin = try await TestOrigin.start(keepAlive: false)
-        let cache = try ResponseCache(configuration: .init(memoryCapacity: 0))
+        let cache = try ResponseCache(configuration: .init(memory: .init(capacityBytes: 0)))
         let client = CachingHTTPClient(transport: Fixture.transport, cache: cache)
         origin.setDefault(.ok("each time", headers: Self.cacheable), for: "/z")
         let request = HTTPRequest(method: .get, scheme: "http", authority: origin.authority, path: "/z")

@@ -54,12 +54,12 @@ import Testing
         encryption: DiskEncryption? = nil
     ) -> ResponseCache.Configuration {
         ResponseCache.Configuration(
-            memoryCapacity: memoryCapacity,
-            diskCapacity: diskCapacity,
-            directory: directory?.path,
+            memory: .init(capacityBytes: memoryCapacity),
+            disk: directory.map {
+                DiskTier.Configuration(directory: $0.path, capacityBytes: diskCapacity, encryption: encryption)
+            },
             willCache: willCache,
-            now: { requestTime.addingTimeInterval(1) },
-            encryption: encryption
+            now: { requestTime.addingTimeInterval(1) }
         )
     }
 
@@ -239,10 +239,11 @@ import Testing
                 try await cache.tiers.disk?.close()
             }
             if encrypted {
-                let error = #expect(throws: CacheError.self) {
+                let error = #expect(throws: HTTPCachingError.self) {
                     try ResponseCache(configuration: Self.configuration(directory))
                 }
-                #expect(error?.code == .encryptionMismatch)
+                #expect(error?.code == .storage)
+                #expect((error?.underlying as? CacheError)?.code == .encryptionMismatch)
             }
             let cache = try ResponseCache(configuration: Self.configuration(directory, encryption: encryption))
             var expected = stored
@@ -293,11 +294,11 @@ import Testing
             let key = try #require(ResponseCache.primaryKey(for: request))
             try await cache.tiers.set(
                 CacheEntry(value: [1, 2], metadata: [1, 9, 9], storedAt: .now),
-                for: CacheKey(key)
+                for: key
             )
             cache.tiers.memory.removeAll()
             #expect(await cache.cachedResponse(for: request) == nil)
-            #expect(await cache.tiers.disk?.entry(for: CacheKey(key)) == nil)
+            #expect(await cache.tiers.disk?.entry(for: key) == nil)
         }
     }
 
@@ -333,7 +334,7 @@ import Testing
         let later = Self.requestTime.addingTimeInterval(90)
         let freshened = try await cache.freshen(
             with: HTTPResponse(status: .notModified, headerFields: [.eTag: "\"v1\"", .cacheControl: "max-age=120"]),
-            for: request,
+            for: await cache.lookup(request),
             requestTime: later,
             responseTime: later
         )
@@ -360,9 +361,10 @@ import Testing
     }
 
     @Test func negativeCapacityIsAClearError() {
-        #expect(throws: CacheError.self) {
-            try ResponseCache(configuration: .init(memoryCapacity: -1))
+        let error = #expect(throws: HTTPCachingError.self) {
+            try ResponseCache(configuration: .init(memory: .init(capacityBytes: -1)))
         }
+        #expect(error?.code == .invalidArgument)
     }
 }
 

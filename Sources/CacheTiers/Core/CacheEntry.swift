@@ -19,18 +19,21 @@ public struct CacheEntry: Hashable, Sendable {
     /// When the entry was stored; `TieredCache.removeEntries(storedSince:)` uses it. The disk tier
     /// keeps it to the millisecond.
     public var storedAt: Date
-    /// A decoded form of the entry an upper layer attaches so that a memory hit need not decode
-    /// ``metadata`` again (`ResponseCache` keeps its parsed response here). The memory tier keeps
-    /// it with the entry; the disk tier never stores it. Not part of equality; a class, so that reading it back is a pointer compare; it must
-    /// describe the same bytes as ``value`` and ``metadata``.
-    package var decoded: (any AnyObject & Sendable)?
+    /// An object the caller hangs on the entry while it lives in memory: typically the entry's
+    /// bytes already decoded, so that a memory hit need not decode ``value`` or ``metadata`` again.
+    ///
+    /// The memory tier keeps it with the entry; lower tiers never store it, and an entry read from
+    /// one has none until ``TieredCache/entry(for:attaching:)`` makes it. It is not part of
+    /// equality or hashing. It must describe the same bytes as ``value`` and ``metadata``: a
+    /// changed copy of the entry should drop or replace it.
+    public var attachment: (any AnyObject & Sendable)?
 
     /// Creates an entry.
     public init(value: [UInt8], metadata: [UInt8] = [], storedAt: Date) {
         self.value = value
         self.metadata = metadata
         self.storedAt = storedAt
-        self.decoded = nil
+        self.attachment = nil
     }
 
     public static func == (lhs: CacheEntry, rhs: CacheEntry) -> Bool {

@@ -208,7 +208,7 @@ public final class MemoryTier: Sendable {
     /// The entry for `key`, as ``entry(for:)``; on a miss, the token that
     /// ``promote(_:for:ifUnchangedSince:)`` needs.
     /// - Complexity: O(1) on average.
-    package func lookup(_ key: CacheKey) -> MemoryLookup {
+    func lookup(_ key: CacheKey) -> MemoryLookup {
         let lookup = shard(for: key).state.withLock { $0.lookup(key) }
         if case .hit = lookup {
             hitCounter.increment()
@@ -224,7 +224,7 @@ public final class MemoryTier: Sendable {
     /// - Returns: whether the entry was stored.
     /// - Complexity: as ``set(_:for:)``.
     @discardableResult
-    package func promote(_ entry: CacheEntry, for key: CacheKey, ifUnchangedSince generation: UInt64) -> Bool {
+    func promote(_ entry: CacheEntry, for key: CacheKey, ifUnchangedSince generation: UInt64) -> Bool {
         let outcome = shard(for: key).state.withLock {
             $0.promote(entry, for: key, ifUnchangedSince: generation)
         }

@@ -6,10 +6,12 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// A storage tier below the memory tier: the disk tier today, a shared remote tier (Redis) later.
+/// A storage tier below the memory tier: the disk tier, or a shared remote tier.
 ///
-/// ``TieredCache`` asks its lower tiers in order on a memory miss and writes through to all of
-/// them, so a new tier slots in without changing callers.
+/// ``TieredCache`` asks its lower tiers in order on a memory miss, promotes what one finds, and
+/// writes through to all of them, so that a new tier slots in without changing callers. A tier
+/// never holds what a ``StoragePolicy`` keeps in memory: ``TieredCache`` does not hand it such
+/// entries.
 public protocol CacheTier: Sendable {
     /// The entry for `key`, or nil. A damaged or unreachable entry is a miss.
     func entry(for key: CacheKey) async throws -> CacheEntry?
@@ -22,6 +24,31 @@ public protocol CacheTier: Sendable {
     func removeAll() async throws
     /// Removes the entries stored at or after `date`; returns how many.
     func removeEntries(storedSince date: Date) async throws -> Int
+    /// The bytes and entries the tier holds now, as it counts them.
+    var tierUsage: CacheUsage { get async }
+    /// Releases what the tier holds open (files, connections); later calls fail or miss.
+    func close() async throws
 }
 
-extension DiskTier: CacheTier {}
+/// How much a tier holds.
+public struct CacheUsage: Hashable, Sendable {
+    /// The bytes held, as the tier counts them (the memory tier: ``CacheEntry/cost(keyByteCount:)``;
+    /// the disk tier: every byte of its files).
+    public var bytes: Int
+    /// The number of entries held.
+    public var entryCount: Int
+
+    /// Creates a usage figure.
+    public init(bytes: Int, entryCount: Int) {
+        self.bytes = bytes
+        self.entryCount = entryCount
+    }
+}
+
+extension DiskTier: CacheTier {
+    /// ``usage`` as every tier reports it.
+    public var tierUsage: CacheUsage {
+        let usage = self.usage
+        return CacheUsage(bytes: usage.bytes, entryCount: usage.entryCount)
+    }
+}

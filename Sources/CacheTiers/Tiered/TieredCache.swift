@@ -32,6 +32,8 @@ public struct TieredCache: Sendable, Service {
         public var memory: MemoryTier.Usage
         /// The disk tier's usage, when there is one.
         public var disk: DiskTier.Usage?
+        /// Every lower tier's usage, in order (the disk tier's first when there is one).
+        public var lowerTiers: [CacheUsage]
     }
 
     /// The memory tier.
@@ -60,39 +62,64 @@ public struct TieredCache: Sendable, Service {
     /// A lower tier that fails is a miss there (its error is its own to log). A promotion never
     /// overwrites a write or removal that reached memory while the lower tier was read, so a
     /// reader racing a writer cannot put the older bytes back in front of the newer ones.
-    /// - Complexity: O(1) per tier asked.
+    /// - Complexity: O(1) per tier asked; the memory tier is asked once.
     public func entry(for key: CacheKey) async -> CacheEntry? {
-        await entry(for: key, preparingPromotion: { $0 })
-    }
-
-    /// The entry for `key`, as ``entry(for:)``, with `prepare` applied to a lower-tier hit before
-    /// it is promoted and returned: an upper layer attaches its decoded form there, or returns
-    /// nil for bytes it cannot use, which is then a miss and is not promoted.
-    package func entry(
-        for key: CacheKey,
-        preparingPromotion prepare: (CacheEntry) -> CacheEntry?
-    ) async -> CacheEntry? {
         switch memory.lookup(key) {
         case .hit(let entry): return entry
-        case .miss(let generation):
-            return await lowerEntry(for: key, memoryGeneration: generation, preparingPromotion: prepare)
+        case .miss(let generation): return await lowerEntry(for: key, memoryGeneration: generation) { _ in nil }
         }
     }
 
-    /// The entry for `key` from the lower tiers, after a memory miss that returned `generation`;
-    /// see ``entry(for:preparingPromotion:)``. Callers that look memory up themselves (to answer
-    /// a hit without an `async` call) use it for the rest.
-    package func lowerEntry(
+    /// The entry for `key`, as ``entry(for:)``, carrying an ``CacheEntry/attachment`` made by
+    /// `attach`: the caller's decoded form of the bytes, made once and then kept with the entry in
+    /// memory, so that later memory hits return it without decoding again.
+    ///
+    /// `attach` runs on an entry found in a lower tier (before it is promoted) and on a memory
+    /// entry stored without an attachment; an entry that already carries one is returned as it is.
+    /// When `attach` throws, the bytes are unusable: the key is removed from every tier (best
+    /// effort) and the error is rethrown, so that the next read does not meet them again.
+    /// - Parameters:
+    ///   - key: the key to look up.
+    ///   - attach: makes the attachment from the entry's bytes.
+    /// - Returns: the entry with its attachment, or nil on a miss.
+    /// - Throws: what `attach` throws.
+    /// - Complexity: O(1) per tier asked; the memory tier is asked once.
+    public func entry<Failure: Error>(
+        for key: CacheKey,
+        attaching attach: (CacheEntry) throws(Failure) -> any AnyObject & Sendable
+    ) async throws(Failure) -> CacheEntry? {
+        switch memory.lookup(key) {
+        case .hit(var entry):
+            guard entry.attachment == nil else { return entry }
+            do {
+                entry.attachment = try attach(entry)
+            } catch {
+                _ = try? await remove(key)
+                throw error
+            }
+            return entry
+        case .miss(let generation):
+            return try await lowerEntry(for: key, memoryGeneration: generation, attach: attach)
+        }
+    }
+
+    /// The entry for `key` from the lower tiers after a memory miss that returned `generation`,
+    /// attached (when `attach` is given) and promoted.
+    private func lowerEntry<Failure: Error>(
         for key: CacheKey,
         memoryGeneration generation: UInt64,
-        preparingPromotion prepare: (CacheEntry) -> CacheEntry?
-    ) async -> CacheEntry? {
+        attach: (CacheEntry) throws(Failure) -> (any AnyObject & Sendable)?
+    ) async throws(Failure) -> CacheEntry? {
         for tier in lowerTiers {
-            if let found = try? await tier.entry(for: key) {
-                guard let entry = prepare(found) else { return nil }
-                memory.promote(entry, for: key, ifUnchangedSince: generation)
-                return entry
+            guard var found = try? await tier.entry(for: key) else { continue }
+            do {
+                found.attachment = try attach(found)
+            } catch {
+                _ = try? await remove(key)
+                throw error
             }
+            memory.promote(found, for: key, ifUnchangedSince: generation)
+            return found
         }
         return nil
     }
@@ -156,9 +183,22 @@ public struct TieredCache: Sendable, Service {
     /// The disk tier's byte budget, or 0 when there is no disk tier.
     public var diskCapacityBytes: Int { disk?.configuration.capacityBytes ?? 0 }
 
-    /// Current usage of the memory tier and of the disk tier.
+    /// Current usage of the memory tier and of every lower tier.
     public func usage() async -> Usage {
-        Usage(memory: memory.usage, disk: await disk?.usage)
+        var lower: [CacheUsage] = []
+        for tier in lowerTiers { lower.append(await tier.tierUsage) }
+        return Usage(memory: memory.usage, disk: await disk?.usage, lowerTiers: lower)
+    }
+
+    /// Closes every lower tier (the disk tier releases its directory after a last index
+    /// snapshot); the memory tier keeps what it holds.
+    /// - Throws: the first lower tier's error; every tier is asked to close all the same.
+    public func close() async throws {
+        var firstError: (any Error)?
+        for tier in lowerTiers {
+            do { try await tier.close() } catch { firstError = firstError ?? error }
+        }
+        if let firstError { throw firstError }
     }
 
     /// Runs the disk tier's maintenance until cancelled or until graceful shutdown.

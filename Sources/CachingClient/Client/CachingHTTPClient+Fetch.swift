@@ -31,8 +31,8 @@ extension CachingHTTPClient {
         willCache: WillCache? = nil
     ) async -> FetchResult {
         let call = Call(request, body, policy ?? configuration.policy, freshness ?? configuration.freshness, willCache)
-        if let answer = freshMemoryAnswer(call, now: now) { return answer }
-        switch await plan(call) {
+        let lookup = await lookup(for: call)
+        switch plan(call, lookup, now: now) {
         case .answer(let result):
             return result
         case .answerAndRefresh(let result, let step):
@@ -63,10 +63,18 @@ extension CachingHTTPClient {
 
     /// Starts a background refresh, unless the key is backing off.
     func refresh(_ step: NetworkStep) {
-        let key = Self.backoffKey(step.original)
+        let key = step.backoffKey
         let at = now
         guard backoffTable.withLock({ $0.backingOff(key, now: at) }) == nil else { return }
-        flights.start(Self.flightKey(step.request)) { await self.exchange(step) }
+        flights.start(step.flightKey) { await self.exchange(step) }
+    }
+
+    /// The cache's lookup for `call`: read once for a safe method under a policy that reads the
+    /// cache; for the others only the key is built (a store reads what it replaces itself).
+    func lookup(for call: Call) async -> ResponseLookup {
+        let isSafe = call.request.method == .get || call.request.method == .head
+        guard isSafe, call.policy.kind != .networkOnly else { return cache.unreadLookup(call.request) }
+        return await cache.lookup(call.request)
     }
 }
 
@@ -109,15 +117,15 @@ extension CachingHTTPClient {
     /// Where a stored entry stands against the call's freshness class.
     enum EntryAge { case fresh, stale, pastHardTTL }
 
-    /// The plan for `call`; callers try ``freshMemoryAnswer(_:now:)`` first, so a fresh memory
-    /// hit never gets here.
-    func plan(_ call: Call) async -> Plan {
+    /// The plan for `call`, given what the cache holds for it (`lookup`) at `now`: a pure
+    /// function of its inputs and the configuration — no I/O, no clock — so that every policy's
+    /// behaviour is table-tested without sockets.
+    func plan(_ call: Call, _ lookup: ResponseLookup, now at: Date) -> Plan {
         let request = call.request
         var step = NetworkStep(
             request: request,
-            original: request,
+            lookup: lookup,
             body: call.body,
-            stored: nil,
             fallback: false,
             timeout: nil,
             willCache: call.willCache,
@@ -126,8 +134,7 @@ extension CachingHTTPClient {
         let isSafe = request.method == .get || request.method == .head
         if !isSafe || call.policy.kind == .networkOnly { return .network(step) }
 
-        let at = now
-        let decision = await cache.decision(for: request, now: at)
+        let decision = cache.decision(for: lookup, now: at)
         guard let stored = decision.stored else {
             switch call.policy.kind {
             case .cacheOnly:
@@ -138,7 +145,6 @@ extension CachingHTTPClient {
                 return .network(step)
             }
         }
-        step.stored = stored
         // The conditional request is built only when the network is needed.
         func revalidating(_ step: NetworkStep) -> NetworkStep {
             var step = step
@@ -200,33 +206,6 @@ extension CachingHTTPClient {
         }
     }
 
-    /// The answer to `call` from a fresh response in the memory tier, without an async lookup:
-    /// the hot path of every policy that answers fresh entries from the cache.
-    func freshMemoryAnswer(_ call: Call, now: Date) -> FetchResult? {
-        switch call.policy.kind {
-        case .networkFirst, .networkOnly: return nil
-        default: break
-        }
-        guard let hit = cache.memoryHit(for: call.request, now: now) else { return nil }
-        let isFresh: Bool
-        let sinceValidation = now.timeIntervalSince(hit.stored.validatedAt)
-        if let hard = call.freshness.hardTTL, sinceValidation >= hard.seconds {
-            isFresh = false
-        } else if let soft = call.freshness.softTTL {
-            isFresh = sinceValidation < soft.seconds
-        } else {
-            isFresh = hit.isFresh
-        }
-        guard isFresh else { return nil }
-        return answer(
-            from: hit.stored,
-            freshness: .fresh,
-            ttl: call.freshness,
-            now: now,
-            timing: (hit.age, hit.lifetime)
-        )
-    }
-
     /// Fresh within the soft TTL (or by HTTP without one), stale up to the hard TTL, then past it.
     func entryAge(_ stored: CachedResponse, decision: CacheDecision, freshness: FreshnessClass, now: Date) -> EntryAge {
         let sinceValidation = now.timeIntervalSince(stored.validatedAt)
@@ -272,13 +251,15 @@ extension CachingHTTPClient {
         return result
     }
 
-    /// When `stored` stops being fresh: after the soft TTL when there is one, else by HTTP.
-    func expiresAt(of stored: CachedResponse, freshness: FreshnessClass, now: Date) -> Date? {
+    /// When the answer `lookup` holds first stops being fresh: after the soft TTL when there is
+    /// one, else by HTTP, from the facts parsed when it was stored.
+    func expiresAt(of lookup: ResponseLookup, freshness: FreshnessClass, now: Date) -> Date? {
+        guard let stored = lookup.stored else { return nil }
         if let soft = freshness.softTTL {
             return stored.validatedAt.addingTimeInterval(soft.seconds)
         }
-        let lifetime = cache.rules.freshnessLifetime(of: stored.response, responseTime: stored.responseTime)
-        return now.addingTimeInterval(lifetime - CacheRules.currentAge(of: stored, now: now))
+        guard let age = lookup.age(now: now), let lifetime = lookup.freshnessLifetime(cache.rules) else { return nil }
+        return now.addingTimeInterval(lifetime - age)
     }
 
     func missing(_ code: CachingClientError.Code, _ message: String) -> FetchResult {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import CacheTiers
 import HTTPCaching
 import HTTPTypes
 import Logging
@@ -15,11 +16,10 @@ import Foundation
 struct NetworkStep: Sendable {
     /// The request to send: the caller's, with validators added when revalidating.
     var request: HTTPRequest
-    /// The caller's request.
-    var original: HTTPRequest
+    /// The cache's lookup for the caller's request: its normalized key, what is stored (the
+    /// response being revalidated, and the fallback); the answer is stored through it.
+    var lookup: ResponseLookup
     var body: [UInt8]?
-    /// The stored response being revalidated, and the fallback.
-    var stored: CachedResponse?
     /// Whether ``stored`` may answer, stale, when the network fails.
     var fallback: Bool
     /// A deadline for the answer (network-first), after which ``stored`` answers.
@@ -27,7 +27,28 @@ struct NetworkStep: Sendable {
     var willCache: WillCache?
     var freshness: FreshnessClass
 
+    /// The caller's request.
+    var original: HTTPRequest { lookup.request }
+    /// The stored response being revalidated, and the fallback.
+    var stored: CachedResponse? { lookup.stored }
     var isSafe: Bool { original.method == .get || original.method == .head }
+
+    /// The key backoff is kept by: the request's normalized method and URL.
+    var backoffKey: String {
+        lookup.key?.string
+            ?? "\(original.method.rawValue) \(original.scheme ?? "")://\(original.authority ?? "")\(original.path ?? "")"
+    }
+
+    /// The key identical requests share a flight by: the normalized method and URL, and every
+    /// header field of the request to send but the tracing ones, which differ on every request and
+    /// do not change the answer.
+    var flightKey: String {
+        var key = backoffKey
+        for field in request.headerFields where !CachingHTTPClient.tracingFieldNames.contains(field.name.canonicalName) {
+            key += "\n\(field.name.canonicalName):\(field.value)"
+        }
+        return key
+    }
 }
 
 /// What the network said, after the cache took it in.
@@ -37,8 +58,8 @@ struct NetworkOutcome: Sendable {
     var source: FetchResult.Source
     var fetchedAt: Date?
     var validatedAt: Date?
-    /// The answer as it is stored now (for its expiry), when it was stored.
-    var stored: CachedResponse?
+    /// The cache's lookup as it stands after the answer was stored (for its expiry), when it was.
+    var stored: ResponseLookup?
     var error: CachingClientError?
 }
 
@@ -47,7 +68,7 @@ extension CachingHTTPClient {
     /// into the caller's answer.
     func network(_ step: NetworkStep) async -> FetchResult {
         guard step.isSafe else { return result(of: await exchange(step), for: step) }
-        let key = Self.flightKey(step.request)
+        let key = step.flightKey
         let outcome: NetworkOutcome?
         if let timeout = step.timeout {
             outcome = await withTaskGroup(of: NetworkOutcome?.self) { group in
@@ -78,10 +99,11 @@ extension CachingHTTPClient {
     }
 
     /// One exchange with the origin, and what it changes in the cache: a 304 freshens the stored
-    /// response, a storable response replaces it, a 5xx leaves it, an unsafe method's success
-    /// invalidates. Records the backoff.
+    /// response (through the request's own hook too), a storable response replaces it (an error
+    /// response only as ``Configuration/errorResponses`` allows), a 5xx leaves it, an unsafe
+    /// method's success invalidates. Records the backoff.
     func exchange(_ step: NetworkStep) async -> NetworkOutcome {
-        let backoffKey = Self.backoffKey(step.original)
+        let backoffKey = step.backoffKey
         let start = now
         if let state = backoffTable.withLock({ $0.backingOff(backoffKey, now: start) }) {
             let error = CachingClientError(
@@ -96,12 +118,13 @@ extension CachingHTTPClient {
             var answer = try await send(step.request, body: step.body)
             var responseTime = now
             if answer.response.status == .notModified, step.request != step.original {
-                if let freshened = try await cache.freshen(
+                if let after = try await cache.freshened(
                     with: answer.response,
-                    for: step.original,
+                    for: step.lookup,
                     requestTime: requestTime,
-                    responseTime: responseTime
-                ) {
+                    responseTime: responseTime,
+                    willCache: step.willCache
+                ), let freshened = after.stored {
                     recordSuccess(backoffKey)
                     // An answer from storage carries its current Age (RFC 9111 §5.1), as hits do.
                     var response = freshened.response
@@ -112,7 +135,7 @@ extension CachingHTTPClient {
                         source: .revalidated,
                         fetchedAt: freshened.responseTime,
                         validatedAt: freshened.validatedAt,
-                        stored: freshened
+                        stored: after
                     )
                 }
                 // The 304 selects nothing stored (RFC 9111 §4.3.3): ask again without conditions.
@@ -136,11 +159,11 @@ extension CachingHTTPClient {
     ) async -> NetworkOutcome {
         let status = answer.response.status.code
         let error = CachingClientError.classify(answer.response)
-        var stored: CachedResponse?
+        var stored: ResponseLookup?
         if status >= 500 || status == 429 {
-            recordFailure(Self.backoffKey(step.original), error!)
+            recordFailure(step.backoffKey, error!)
         } else {
-            recordSuccess(Self.backoffKey(step.original))
+            recordSuccess(step.backoffKey)
             if step.isSafe {
                 let candidate = CachedResponse(
                     response: answer.response,
@@ -149,8 +172,8 @@ extension CachingHTTPClient {
                     responseTime: responseTime
                 )
                 do {
-                    if try await cache.storeCachedResponse(candidate, for: step.original, willCache: step.willCache) {
-                        stored = candidate
+                    if await mayStore(status, for: step) {
+                        stored = try await cache.store(candidate, for: step.lookup, willCache: step.willCache)
                     }
                 } catch {
                     configuration.logger.warning("could not store a response", metadata: ["error": "\(error)"])
@@ -174,6 +197,20 @@ extension CachingHTTPClient {
         )
     }
 
+    /// Whether a response of `status` may be stored for `step`: not an error response (4xx) over
+    /// a stored good (2xx) answer, unless ``Configuration/errorResponses`` follows the protocol.
+    private func mayStore(_ status: Int, for step: NetworkStep) async -> Bool {
+        guard status >= 400, !configuration.errorResponses.replacesGoodAnswers else { return true }
+        // A lookup made without reading (network-only) learns what is stored only now.
+        let stored = step.lookup.isRead ? step.stored : await cache.lookup(step.original).stored
+        guard let stored, (200..<300).contains(stored.response.status.code) else { return true }
+        configuration.logger.debug(
+            "keeping the last good answer",
+            metadata: ["status": "\(status)", "key": "\(step.backoffKey)"]
+        )
+        return false
+    }
+
     private func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> HTTPTransportResponse {
         exchanges.add(1, ordering: .relaxed)
         configuration.logger.debug(
@@ -183,7 +220,7 @@ extension CachingHTTPClient {
         return try await transport.send(request, body: body, timeout: configuration.requestTimeout)
     }
 
-    private func recordFailure(_ key: String, _ error: CachingClientError) {
+    func recordFailure(_ key: String, _ error: CachingClientError) {
         let policy = configuration.backoff
         guard policy.maximum > .zero else { return }
         let at = now
@@ -233,25 +270,10 @@ extension CachingHTTPClient {
         }
     }
 
-    /// The key identical requests share a flight by: method, URL and every header field but
-    /// the tracing ones, which differ on every request and do not change the answer.
-    static func flightKey(_ request: HTTPRequest) -> String {
-        var key = backoffKey(request)
-        for field in request.headerFields where !tracingFieldNames.contains(field.name.canonicalName) {
-            key += "\n\(field.name.canonicalName):\(field.value)"
-        }
-        return key
-    }
-
     /// Per-request tracing fields (W3C Trace Context and Baggage, B3, common request IDs).
     static let tracingFieldNames: Set<String> = [
         "traceparent", "tracestate", "baggage", "b3", "x-b3-traceid", "x-b3-spanid", "x-b3-parentspanid",
         "x-b3-sampled", "x-b3-flags", "x-request-id", "request-id", "x-correlation-id", "x-amzn-trace-id",
         "x-cloud-trace-context",
     ]
-
-    /// The key backoff is kept by: method and URL.
-    static func backoffKey(_ request: HTTPRequest) -> String {
-        "\(request.method.rawValue) \(request.scheme ?? "")://\(request.authority ?? "")\(request.path ?? "")"
-    }
 }

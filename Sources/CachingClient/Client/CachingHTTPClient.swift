@@ -28,6 +28,11 @@ public import Foundation
 /// - Concurrent identical `GET` / `HEAD` requests make one network request (single-flight); a
 ///   caller that is cancelled stops waiting without cancelling the others.
 /// - After a failure a key backs off (``Backoff``): no network call until its wait is over.
+/// - Each call looks the cache up once (``HTTPCaching/ResponseCache/lookup(_:)``); what to do is
+///   then decided without I/O from that lookup, the policy, the freshness class and the time, and
+///   the answer is stored through the same lookup. Flights and backoff are keyed by the lookup's
+///   normalized key.
+/// - An error response does not replace a stored good answer (``Configuration/errorResponses``).
 /// - Background refreshes (soft TTL, `stale-while-revalidate`) run as single-flight work too.
 ///   ``run()`` cancels all of them when the app shuts down.
 ///
@@ -54,6 +59,9 @@ public final class CachingHTTPClient: Sendable, Service {
         public var random: @Sendable (ClosedRange<Double>) -> Double
         /// Where the client logs (at debug: each network exchange; at warning: failed stores).
         public var logger: Logger
+        /// Whether an error response (4xx) may replace a stored good answer. Default
+        /// ``ErrorResponsePolicy/keepLastGoodResponse``.
+        public var errorResponses: ErrorResponsePolicy
 
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(
@@ -64,8 +72,10 @@ public final class CachingHTTPClient: Sendable, Service {
             backoff: Backoff = Backoff(),
             clock: any Clock<Duration> = ContinuousClock(),
             random: @escaping @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) },
-            logger: Logger = Logger(label: "LayeredCache.CachingHTTPClient", factory: { _ in SwiftLogNoOpLogHandler() })
+            logger: Logger = Logger(label: "LayeredCache.CachingHTTPClient", factory: { _ in SwiftLogNoOpLogHandler() }),
+            errorResponses: ErrorResponsePolicy = .keepLastGoodResponse
         ) {
+            self.errorResponses = errorResponses
             self.policy = policy
             self.freshness = freshness
             self.requestTimeout = requestTimeout

@@ -39,8 +39,8 @@ public struct FetchResults: AsyncSequence, Sendable {
                 return await client.network(step)
             case .start(let client, let call):
                 state = .done
-                if let answer = client.freshMemoryAnswer(call, now: client.now) { return answer }
-                switch await client.plan(call) {
+                let lookup = await client.lookup(for: call)
+                switch client.plan(call, lookup, now: client.now) {
                 case .answer(let result):
                     return result
                 case .answerAndRefresh(let result, let step):

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-import CacheTiers
+public import CacheTiers
 public import HTTPTypes
 import Logging
 
@@ -11,6 +11,51 @@ public import Foundation
 #endif
 
 extension ResponseCache {
+    /// Looks `request` up once: builds its normalized key, reads the record stored under it (a
+    /// response, or the URL's variant index and then the variant the request's fields select) and
+    /// keeps what it found, decoded and with its freshness facts, in the returned value.
+    ///
+    /// A `HEAD` request that finds nothing of its own finds a stored `GET` response.
+    /// - Parameter request: the request; without an absolute URL nothing is found.
+    /// - Returns: the lookup, to judge with ``decision(for:now:)-(ResponseLookup,_)`` and to store
+    ///   through.
+    /// - Complexity: one tier read for a URL without variants (a memory hit never suspends), two
+    ///   for a URL with variants; a memory hit decodes nothing.
+    public func lookup(_ request: HTTPRequest) async -> ResponseLookup {
+        guard let key = Self.primaryKey(for: request) else { return ResponseLookup(request: request, key: nil) }
+        let primary = await record(for: key)
+        // The common case: one plain response under the key.
+        if let primary, let response = primary.response, Self.matches(primary, response, request) {
+            return ResponseLookup(request: request, key: key, primary: primary, first: primary)
+        }
+        var found = await matching(primary, primaryKey: key, request: request)
+        if found.isEmpty, request.method == .head, let getKey = Self.primaryKey(for: request, method: .get) {
+            found = await matching(await record(for: getKey), primaryKey: getKey, request: request)
+        }
+        return ResponseLookup(
+            request: request,
+            key: key,
+            primary: primary,
+            first: found.first,
+            others: Array(found.dropFirst())
+        )
+    }
+
+    /// A lookup of `request` that builds its key and reads nothing, for a call that will not use
+    /// what is stored (network-only, unsafe methods); storing through it reads what it replaces.
+    package func unreadLookup(_ request: HTTPRequest) -> ResponseLookup {
+        ResponseLookup(request: request, key: Self.primaryKey(for: request), isRead: false)
+    }
+
+    /// The stored response for `request`, whatever its age: the one stored for its method and URL
+    /// (a `HEAD` request also finds a stored `GET`), and when responses for the URL carry `Vary`,
+    /// the newest variant whose varying fields match the request's (RFC 9111 §4.1).
+    /// - Returns: the response, or nil when nothing matches or what was stored no longer decodes.
+    /// - Complexity: as ``lookup(_:)``.
+    public func cachedResponse(for request: HTTPRequest) async -> CachedResponse? {
+        await lookup(request).stored
+    }
+
     /// Stores `cachedResponse` as the answer to `request`, after the configuration's ``WillCache``
     /// hook and then `willCache`.
     ///
@@ -18,6 +63,9 @@ extension ResponseCache {
     /// when a hook vetoes, when the storage policy (after the hooks) is
     /// ``StoragePolicy/notAllowed``, when the request has no URL, or when the response's `Vary`
     /// is `*`. A stored response replaces the one stored for the same URL and variant.
+    ///
+    /// This call reads what the URL holds first (to keep its other variants); a caller that has a
+    /// ``ResponseLookup`` stores through it instead and saves that read.
     /// - Parameters:
     ///   - cachedResponse: the response to store.
     ///   - request: the request it answers; its method, URL and the fields the response's `Vary`
@@ -25,174 +73,177 @@ extension ResponseCache {
     ///   - willCache: a hook for this call only, run after the configuration's.
     /// - Returns: whether the response was stored (in memory at least; a tier's admission rule
     ///   may still keep a large one out of a tier).
-    /// - Throws: the disk tier's write error (for example ``CacheError/Code/outOfSpace``); the
-    ///   memory tier holds the response all the same.
+    /// - Throws: ``HTTPCachingError/Code/storage`` with the disk tier's write error (for example
+    ///   `outOfSpace`); the memory tier holds the response all the same.
     @discardableResult
     public func storeCachedResponse(
         _ cachedResponse: CachedResponse,
         for request: HTTPRequest,
         willCache: WillCache? = nil
     ) async throws -> Bool {
+        let lookup = ResponseLookup(request: request, key: Self.primaryKey(for: request), isRead: false)
+        return try await store(cachedResponse, for: lookup, willCache: willCache) != nil
+    }
+
+    /// Stores `cachedResponse` as the answer to the lookup's request, replacing what the lookup
+    /// found without reading it again; otherwise as ``storeCachedResponse(_:for:willCache:)-(_,HTTPRequest,_)``.
+    /// - Parameters:
+    ///   - cachedResponse: the response to store.
+    ///   - lookup: the lookup made for the request it answers.
+    ///   - willCache: a hook for this call only, run after the configuration's.
+    /// - Returns: whether the response was stored.
+    /// - Throws: ``HTTPCachingError/Code/storage`` with the disk tier's write error.
+    @discardableResult
+    public func storeCachedResponse(
+        _ cachedResponse: CachedResponse,
+        for lookup: ResponseLookup,
+        willCache: WillCache? = nil
+    ) async throws -> Bool {
+        try await store(cachedResponse, for: lookup, willCache: willCache) != nil
+    }
+
+    /// Stores as ``storeCachedResponse(_:for:willCache:)-(_,ResponseLookup,_)`` does.
+    /// - Returns: the lookup as it stands after the store (the stored response first), or nil
+    ///   when nothing was stored.
+    package func store(
+        _ cachedResponse: CachedResponse,
+        for lookup: ResponseLookup,
+        willCache: WillCache?
+    ) async throws(HTTPCachingError) -> ResponseLookup? {
+        let request = lookup.request
         if let reason = rules.reasonNotToStore(cachedResponse.response, for: request) {
             configuration.logger.debug("not storing a response", metadata: ["reason": "\(reason)"])
-            return false
+            return nil
         }
-        guard var response = configuration.willCache(cachedResponse, for: request) else { return false }
+        guard var response = configuration.willCache(cachedResponse, for: request) else { return nil }
         if let willCache {
-            guard let changed = willCache(response, for: request) else { return false }
+            guard let changed = willCache(response, for: request) else { return nil }
             response = changed
         }
-        guard response.storagePolicy != .notAllowed, let primaryKey = Self.primaryKey(for: request) else {
-            return false
-        }
-        guard let varyNames = Self.varyFieldNames(response.response.headerFields) else { return false }
+        guard response.storagePolicy != .notAllowed, let key = lookup.key else { return nil }
+        var primary = lookup.primary
+        if !lookup.isRead { primary = await record(for: key) }
+        guard let stored = try await put(response, for: request, key: key, replacing: primary) else { return nil }
+        return ResponseLookup(request: request, key: key, primary: stored.primary, first: stored.response)
+    }
+
+    /// Writes `response` (its hooks already run) under `key`, replacing `primary`, what the key
+    /// held. A response without `Vary` replaces the key's record (and forgets the variants of an
+    /// index it replaces); a response with `Vary` is stored under its variant key and recorded in
+    /// the URL's index, which is kept no further than its most restrictive variant allows.
+    /// - Returns: the key's record now and the stored response's record; nil for `Vary: *`.
+    func put(
+        _ response: CachedResponse,
+        for request: HTTPRequest,
+        key: CacheKey,
+        replacing primary: StoredRecord.Box?
+    ) async throws(HTTPCachingError) -> (primary: StoredRecord.Box, response: StoredRecord.Box)? {
+        guard let varyNames = VaryRule.fieldNames(in: response.response.headerFields) else { return nil }
         let now = configuration.now()
         if varyNames.isEmpty {
-            let old = await record(for: primaryKey)?.record
-            try await tiers.set(
-                StoredRecord.response(response).entry(storedAt: now),
-                for: CacheKey(primaryKey),
-                policy: response.storagePolicy
-            )
-            if case .variants(let index) = old {
+            let entry = StoredRecord.response(response).entry(storedAt: now)
+            try await HTTPCachingError.storage("storing a response") {
+                try await tiers.set(entry, for: key, policy: response.storagePolicy)
+            }
+            if let index = primary?.variantIndex {
                 for variant in index.variants { _ = try? await tiers.remove(CacheKey(variant.key)) }
             }
-            return true
+            let box = Self.box(of: entry)
+            return (box, box)
         }
+        var response = response
         response.varyingRequestFields = Self.fields(varyNames, of: request)
-        let variantKey = Self.variantKey(primaryKey: primaryKey, names: varyNames, request: request)
-        try await tiers.set(
-            StoredRecord.response(response).entry(storedAt: now),
-            for: CacheKey(variantKey),
-            policy: response.storagePolicy
-        )
-        var index = VariantIndex()
-        if case .variants(let existing) = await record(for: primaryKey)?.record { index = existing }
-        let forgotten = index.insert(.init(fieldNames: varyNames, key: variantKey))
-        try await tiers.set(StoredRecord.variants(index).entry(storedAt: now), for: CacheKey(primaryKey))
+        let variantKey = Self.variantKey(primaryKey: key.string, names: varyNames, request: request)
+        let variantEntry = StoredRecord.response(response).entry(storedAt: now)
+        var index = primary?.variantIndex ?? VariantIndex()
+        let forgotten = index.insert(.init(fieldNames: varyNames, key: variantKey, storagePolicy: response.storagePolicy))
+        let indexEntry = StoredRecord.variants(index).entry(storedAt: now)
+        try await HTTPCachingError.storage("storing a response variant") {
+            try await tiers.set(variantEntry, for: CacheKey(variantKey), policy: response.storagePolicy)
+            try await tiers.set(indexEntry, for: key, policy: index.storagePolicy)
+        }
         for variant in forgotten { _ = try? await tiers.remove(CacheKey(variant.key)) }
-        return true
-    }
-
-    /// The stored response for `request`, whatever its age: the one stored for its method and URL
-    /// (a `HEAD` request also finds a stored `GET`), and when responses for the URL carry `Vary`,
-    /// the newest variant whose varying fields match the request's (RFC 9111 §4.1).
-    /// - Returns: the response, or nil when nothing matches or what was stored no longer decodes.
-    /// - Complexity: one tier lookup, two when the URL has variants.
-    public func cachedResponse(for request: HTTPRequest) async -> CachedResponse? {
-        // The common case without an array or a second call: one plain response, one lookup.
-        if request.method != .head, let primaryKey = Self.primaryKey(for: request) {
-            guard let box = await record(for: primaryKey) else { return nil }
-            if case .response(let response) = box.record {
-                return Self.matches(box, response, request) ? response : nil
-            }
-            return await matching(box, primaryKey: primaryKey, request: request, limit: 1).first
-        }
-        return await storedResponses(for: request, limit: 1).first
-    }
-
-    /// The stored responses matching `request`, newest variant first, at most `limit` of them.
-    func storedResponses(for request: HTTPRequest, limit: Int = .max) async -> [CachedResponse] {
-        guard let primaryKey = Self.primaryKey(for: request) else { return [] }
-        var found = await matchingResponses(primaryKey: primaryKey, request: request, limit: limit)
-        if found.isEmpty, request.method == .head, let getKey = Self.primaryKey(for: request, method: .get) {
-            found = await matchingResponses(primaryKey: getKey, request: request, limit: limit)
-        }
-        return found
+        return (Self.box(of: indexEntry), Self.box(of: variantEntry))
     }
 
     /// Removes what is stored for `request`'s URL: its `GET` and `HEAD` responses and all their
     /// variants.
-    /// - Throws: the disk tier's error.
+    /// - Throws: ``HTTPCachingError/Code/storage`` with the disk tier's error.
     public func removeCachedResponse(for request: HTTPRequest) async throws {
         for method in [HTTPRequest.Method.get, .head] {
-            guard let primaryKey = Self.primaryKey(for: request, method: method) else { continue }
-            if case .variants(let index) = await record(for: primaryKey)?.record {
-                for variant in index.variants { try await tiers.remove(CacheKey(variant.key)) }
+            guard let key = Self.primaryKey(for: request, method: method) else { continue }
+            let index = await record(for: key)?.variantIndex
+            try await HTTPCachingError.storage("removing a response") {
+                for variant in index?.variants ?? [] { try await tiers.remove(CacheKey(variant.key)) }
+                try await tiers.remove(key)
             }
-            try await tiers.remove(CacheKey(primaryKey))
         }
     }
 
     /// Removes every stored response from every tier.
-    /// - Throws: the disk tier's error.
+    /// - Throws: ``HTTPCachingError/Code/storage`` with the disk tier's error.
     public func removeAllCachedResponses() async throws {
-        try await tiers.removeAll()
+        try await HTTPCachingError.storage("removing every response") { try await tiers.removeAll() }
     }
 
     /// Removes the responses stored at or after `date`.
-    /// - Throws: the disk tier's error.
+    /// - Throws: ``HTTPCachingError/Code/storage`` with the disk tier's error.
     public func removeCachedResponses(since date: Date) async throws {
-        try await tiers.removeEntries(storedSince: date)
+        try await HTTPCachingError.storage("removing recent responses") {
+            try await tiers.removeEntries(storedSince: date)
+        }
     }
 
     // MARK: - Records
 
-    /// The record under `key`, decoded once and kept decoded in memory; nil on a miss or when the
-    /// bytes do not decode (which is then logged and forgotten).
-    func record(for key: String) async -> StoredRecord.Box? {
-        let cacheKey = CacheKey(key)
-        let generation: UInt64
-        switch tiers.memory.lookup(cacheKey) {
-        case .hit(let entry):
-            if let box = entry.decoded as? StoredRecord.Box { return box }
-            return (try? StoredRecord(entry)).map(StoredRecord.Box.init)
-        case .miss(let missGeneration):
-            generation = missGeneration
-        }
-        var undecodable: (any Error)?
-        let entry = await tiers.lowerEntry(for: cacheKey, memoryGeneration: generation) { entry in
-            do {
-                var prepared = entry
-                prepared.decoded = StoredRecord.Box(try StoredRecord(entry))
-                return prepared
-            } catch {
-                undecodable = error
+    /// The record under `key`, read through the tiers and kept decoded in memory; nil on a miss
+    /// or when the bytes do not decode (which is then logged, and the key forgotten).
+    func record(for key: CacheKey) async -> StoredRecord.Box? {
+        do {
+            guard let entry = try await tiers.entry(for: key, attaching: { try StoredRecord.Box.of($0) }) else {
                 return nil
             }
-        }
-        if let undecodable {
+            return Self.box(of: entry)
+        } catch {
             configuration.logger.warning(
                 "dropping a stored response that does not decode",
-                metadata: ["key": "\(key)", "error": "\(undecodable)"]
+                metadata: ["key": "\(key)", "error": "\(error)"]
             )
-            _ = try? await tiers.remove(cacheKey)
             return nil
         }
-        guard let entry else { return nil }
-        if let box = entry.decoded as? StoredRecord.Box { return box }
-        return (try? StoredRecord(entry)).map(StoredRecord.Box.init)
     }
 
-    private func matchingResponses(primaryKey: String, request: HTTPRequest, limit: Int) async -> [CachedResponse] {
-        guard let box = await record(for: primaryKey) else { return [] }
-        return await matching(box, primaryKey: primaryKey, request: request, limit: limit)
+    /// The record attached to `entry` (decoded again only if an outside caller of the tiers
+    /// replaced the attachment).
+    private static func box(of entry: CacheEntry) -> StoredRecord.Box {
+        if let box = entry.attachment as? StoredRecord.Box { return box }
+        // An entry whose bytes decoded once decodes again; a failure here means a foreign entry.
+        return (try? StoredRecord.Box.of(entry)) ?? StoredRecord.Box(.variants(VariantIndex()))
     }
 
-    /// The responses of the record under `primaryKey` that match `request`'s varying fields.
-    func matching(
-        _ box: StoredRecord.Box,
-        primaryKey: String,
-        request: HTTPRequest,
-        limit: Int
-    ) async -> [CachedResponse] {
-        switch box.record {
-        case .response(let response):
-            return Self.matches(box, response, request) ? [response] : []
-        case .variants(let index):
-            var found: [CachedResponse] = []
-            var triedKeys: Set<String> = []
-            for variant in index.variants where found.count < limit {
-                // Only the variant whose key the request's own fields produce can match.
-                let key = Self.variantKey(primaryKey: primaryKey, names: variant.fieldNames, request: request)
-                guard key == variant.key, triedKeys.insert(key).inserted else { continue }
-                if let variantBox = await record(for: key), case .response(let response) = variantBox.record,
-                    Self.matches(variantBox, response, request)
-                {
-                    found.append(response)
-                }
-            }
-            return found
+    /// The stored responses under `primaryKey` (whose record is `primary`) that match
+    /// `request`'s varying fields, newest first.
+    private func matching(
+        _ primary: StoredRecord.Box?,
+        primaryKey: CacheKey,
+        request: HTTPRequest
+    ) async -> [StoredRecord.Box] {
+        guard let primary else { return [] }
+        if let response = primary.response {
+            return Self.matches(primary, response, request) ? [primary] : []
         }
+        var found: [StoredRecord.Box] = []
+        var triedKeys: Set<String> = []
+        for variant in primary.variantIndex?.variants ?? [] {
+            // Only the variant whose key the request's own fields produce can match.
+            let key = Self.variantKey(primaryKey: primaryKey.string, names: variant.fieldNames, request: request)
+            guard key == variant.key, triedKeys.insert(key).inserted else { continue }
+            if let box = await record(for: CacheKey(key)), let response = box.response,
+                Self.matches(box, response, request)
+            {
+                found.append(box)
+            }
+        }
+        return found
     }
 }

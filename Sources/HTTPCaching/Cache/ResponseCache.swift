@@ -15,10 +15,17 @@ public import Foundation
 /// tier.
 ///
 /// ```swift
-/// let cache = try ResponseCache(configuration: .init(directory: "/var/cache/myapp"))
+/// let cache = try ResponseCache(configuration: .init(disk: .init(directory: "/var/cache/myapp")))
 /// try await cache.storeCachedResponse(cached, for: request)
 /// if let hit = await cache.cachedResponse(for: request) { … }
 /// ```
+///
+/// One request, one lookup: ``lookup(_:)`` builds the request's key once, reads the tiers once
+/// (twice for a URL whose responses carry `Vary`: its variant index, then the variant) and
+/// returns a ``ResponseLookup`` that carries the key, what is stored and its parsed freshness
+/// facts. ``decision(for:now:)-(ResponseLookup,_)`` judges it without I/O, and
+/// ``storeCachedResponse(_:for:willCache:)-(_,ResponseLookup,_)`` replaces what it found without
+/// reading it again. The URLCache-shaped calls that take an `HTTPRequest` do the same inside.
 ///
 /// Responses are keyed by method and full URL (RFC 9111 §4.1): scheme and host lowercased, the
 /// default port dropped, path and query kept exactly. A response with `Vary` is stored as one of
@@ -52,45 +59,62 @@ public struct ResponseCache: Sendable, Service {
         public var description: String { isShared ? "shared" : "private" }
     }
 
-    /// How a response cache is built.
+    /// How a response cache is built. Every property has a documented default.
+    ///
+    /// The tiers' own configurations nest inside, so that every tier setting (shards, admission,
+    /// fsync, encryption, …) reaches a response cache and each default lives in one place:
+    ///
+    /// ```swift
+    /// var configuration = ResponseCache.Configuration(mode: .private, willCache: .stripCredentials)
+    /// configuration.memory.capacityBytes = 128 << 20
+    /// configuration.disk = DiskTier.Configuration(directory: "/var/cache/myapp-http", capacityBytes: 1 << 30)
+    /// let cache = try ResponseCache(configuration: configuration)
+    /// ```
     public struct Configuration: Sendable {
-        /// The memory tier's byte budget. Defaults to 64 MiB.
-        public var memoryCapacity: Int
-        /// The disk tier's byte budget. Defaults to 512 MiB; ignored without a ``directory``.
-        public var diskCapacity: Int
-        /// The disk tier's directory; nil keeps responses in memory only. Defaults to nil.
-        public var directory: String?
+        /// The memory tier. Defaults to `MemoryTier.Configuration()` (64 MiB).
+        public var memory: MemoryTier.Configuration
+        /// The disk tier; nil keeps responses in memory only. Defaults to nil. Its `now` and
+        /// `logger` are the disk tier's own (set them there too when tests inject a clock).
+        public var disk: DiskTier.Configuration?
         /// Shared or private. Defaults to private.
         public var mode: Mode
         /// The hook every stored response passes through first. Defaults to ``WillCache/identity``.
         public var willCache: WillCache
-        /// Where the cache logs. Defaults to a logger that drops everything.
+        /// Where the cache logs (responses that do not decode, why a response was not stored).
+        /// Defaults to a logger that drops everything.
         public var logger: Logger
         /// The clock that stamps storage times. Defaults to the system's.
         public var now: @Sendable () -> Date
-        /// Encrypts the disk tier at rest (see ``DiskEncryption``); ignored without a ``directory``.
-        /// Defaults to nil: plain.
-        public var encryption: DiskEncryption?
 
-        /// Creates a configuration.
+        /// Creates a configuration; every parameter has the default documented on its property.
         public init(
-            memoryCapacity: Int = 64 << 20,
-            diskCapacity: Int = 512 << 20,
-            directory: String? = nil,
+            memory: MemoryTier.Configuration = .init(),
+            disk: DiskTier.Configuration? = nil,
             mode: Mode = .private,
             willCache: WillCache = .identity,
             logger: Logger = Logger(label: "LayeredCache.ResponseCache", factory: { _ in SwiftLogNoOpLogHandler() }),
-            now: @escaping @Sendable () -> Date = { Date() },
-            encryption: DiskEncryption? = nil
+            now: @escaping @Sendable () -> Date = { Date() }
         ) {
-            self.memoryCapacity = memoryCapacity
-            self.diskCapacity = diskCapacity
-            self.directory = directory
+            self.memory = memory
+            self.disk = disk
             self.mode = mode
             self.willCache = willCache
             self.logger = logger
             self.now = now
-            self.encryption = encryption
+        }
+
+        /// Checks what the tiers would otherwise stop the process for.
+        func validate() throws(HTTPCachingError) {
+            let memory = self.memory
+            guard memory.capacityBytes >= 0, memory.maximumEntryCount >= 0 else {
+                throw HTTPCachingError(code: .invalidArgument, message: "memory capacities must not be negative")
+            }
+            guard (0.0...1.0).contains(memory.admissionFraction), memory.shardCount >= 1 else {
+                throw HTTPCachingError(
+                    code: .invalidArgument,
+                    message: "memory admissionFraction must be in 0...1 and shardCount at least 1"
+                )
+            }
         }
     }
 
@@ -101,31 +125,31 @@ public struct ResponseCache: Sendable, Service {
     /// The RFC 9111 rules for the configured mode.
     public let rules: CacheRules
 
-    /// Opens a response cache: a memory tier, and a disk tier when the configuration names a
-    /// directory.
-    /// - Throws: ``CacheError`` when the directory cannot be opened (for example
-    ///   ``CacheError/Code/directoryLocked``) or a capacity is negative
-    ///   (``CacheError/Code/invalidArgument``).
-    public init(configuration: Configuration = .init()) throws {
-        guard configuration.memoryCapacity >= 0, configuration.diskCapacity >= 0 else {
-            throw CacheError(code: .invalidArgument, message: "capacities must not be negative")
-        }
-        let memory = MemoryTier(configuration: .init(capacityBytes: configuration.memoryCapacity))
-        let disk = try configuration.directory.map { directory in
-            try DiskTier(
-                configuration: .init(
-                    directory: directory,
-                    capacityBytes: configuration.diskCapacity,
-                    logger: configuration.logger,
-                    now: configuration.now,
-                    encryption: configuration.encryption
+    /// Opens a response cache: a memory tier, and a disk tier when the configuration has one.
+    /// - Throws: ``HTTPCachingError/Code/invalidArgument`` for an invalid memory configuration;
+    ///   ``HTTPCachingError/Code/storage`` when the disk tier cannot be opened, with the tier's
+    ///   `CacheError` as ``HTTPCachingError/underlying`` (for example `directoryLocked`, or
+    ///   `invalidArgument` for an invalid disk configuration).
+    public init(configuration: Configuration = .init()) throws(HTTPCachingError) {
+        try configuration.validate()
+        let memory = MemoryTier(configuration: configuration.memory)
+        var disk: DiskTier?
+        if let diskConfiguration = configuration.disk {
+            do {
+                disk = try DiskTier(configuration: diskConfiguration)
+            } catch {
+                throw HTTPCachingError(
+                    code: .storage,
+                    message: "cannot open the disk tier at \(diskConfiguration.directory)",
+                    underlying: error
                 )
-            )
+            }
         }
         self.init(configuration: configuration, tiers: TieredCache(memory: memory, disk: disk))
     }
 
-    /// A response cache over tiers the caller built.
+    /// A response cache over tiers the caller built (the configuration's tier settings are then
+    /// not used).
     public init(configuration: Configuration, tiers: TieredCache) {
         self.configuration = configuration
         self.tiers = tiers

@@ -67,10 +67,10 @@ struct BinaryReader {
     mutating func readString() throws -> String {
         let raw = try readBytes()
         guard let string = String(validating: raw, as: UTF8.self) else {
-            throw CacheError(code: .corruptData, message: "stored text is not valid UTF-8")
+            throw HTTPCachingError(code: .corruptData, message: "stored text is not valid UTF-8")
         }
         return string
     }
 
-    static let truncated = CacheError(code: .corruptData, message: "stored metadata ends early")
+    static let truncated = HTTPCachingError(code: .corruptData, message: "stored metadata ends early")
 }

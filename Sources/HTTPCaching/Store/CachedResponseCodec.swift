@@ -47,7 +47,7 @@ package enum CachedResponseCodec {
     package static func decode(metadata: [UInt8], body: [UInt8]) throws -> CachedResponse {
         var reader = BinaryReader(metadata)
         guard try reader.readByte() == version else {
-            throw CacheError(code: .unsupportedFormat, message: "unknown cached response format")
+            throw HTTPCachingError(code: .unsupportedFormat, message: "unknown cached response format")
         }
         let policy: StoragePolicy
         switch try reader.readByte() {
@@ -165,7 +165,7 @@ package enum CachedResponseCodec {
         }
     }
 
-    private static func corrupt(_ what: String) -> CacheError {
-        CacheError(code: .corruptData, message: "stored cached response is damaged: \(what)")
+    private static func corrupt(_ what: String) -> HTTPCachingError {
+        HTTPCachingError(code: .corruptData, message: "stored cached response is damaged: \(what)")
     }
 }

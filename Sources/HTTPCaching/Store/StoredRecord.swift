@@ -19,21 +19,18 @@ enum StoredRecord: Sendable {
     /// version (1).
     static let variantIndexTag: UInt8 = 0x80
 
-    /// The record an entry holds: its attached decoded form when a memory hit carries one, else
-    /// decoded from its bytes.
-    /// - Throws: ``CacheError/Code/corruptData`` or ``CacheError/Code/unsupportedFormat`` for bytes
-    ///   that do not decode; the caller treats them as a miss.
-    init(_ entry: CacheEntry) throws {
-        if let decoded = entry.decoded as? Box {
-            self = decoded.record
-        } else if entry.metadata.first == Self.variantIndexTag {
+    /// Decodes the record an entry's bytes hold.
+    /// - Throws: ``HTTPCachingError/Code/corruptData`` or ``HTTPCachingError/Code/unsupportedFormat``
+    ///   for bytes that do not decode; the caller treats them as a miss.
+    init(decoding entry: CacheEntry) throws {
+        if entry.metadata.first == Self.variantIndexTag {
             self = .variants(try VariantIndex(decoding: entry.value))
         } else {
             self = .response(try CachedResponseCodec.decode(metadata: entry.metadata, body: entry.value))
         }
     }
 
-    /// The tier entry for this record, with the record attached so that memory hits skip decoding.
+    /// The tier entry for this record, with its ``Box`` attached so that memory hits skip decoding.
     func entry(storedAt: Date) -> CacheEntry {
         var entry: CacheEntry
         switch self {
@@ -46,14 +43,18 @@ enum StoredRecord: Sendable {
         case .variants(let index):
             entry = CacheEntry(value: index.encoded(), metadata: [Self.variantIndexTag], storedAt: storedAt)
         }
-        entry.decoded = Box(self)
+        entry.attachment = Box(self)
         return entry
     }
 
-    /// A record attached to its tier entry, with what every lookup needs worked out once.
+    /// A record as the memory tier keeps it attached to its entry, with what every lookup needs
+    /// worked out once: for a response, its `Vary` field names and its freshness facts.
     final class Box: Sendable {
         let record: StoredRecord
-        /// For a response, its `Vary` field names (``ResponseCache/varyFieldNames(_:)``).
+        /// The response, when the record is one.
+        let response: CachedResponse?
+        /// For a response, its `Vary` field names (``VaryRule/fieldNames(in:)``): empty without
+        /// `Vary`, nil for `Vary: *`. Empty for an index.
         let varyFieldNames: [String]?
         /// For a response, what its freshness needs, parsed once.
         let facts: FreshnessFacts?
@@ -61,12 +62,26 @@ enum StoredRecord: Sendable {
         init(_ record: StoredRecord) {
             self.record = record
             if case .response(let response) = record {
-                varyFieldNames = ResponseCache.varyFieldNames(response.response.headerFields)
+                self.response = response
+                varyFieldNames = VaryRule.fieldNames(in: response.response.headerFields)
                 facts = FreshnessFacts(response)
             } else {
+                response = nil
                 varyFieldNames = []
                 facts = nil
             }
+        }
+
+        /// The variant index, when the record is one.
+        var variantIndex: VariantIndex? {
+            if case .variants(let index) = record { return index }
+            return nil
+        }
+
+        /// The box attached to `entry`, or a new one decoded from its bytes.
+        static func of(_ entry: CacheEntry) throws -> Box {
+            if let box = entry.attachment as? Box { return box }
+            return Box(try StoredRecord(decoding: entry))
         }
     }
 }
@@ -77,8 +92,12 @@ struct VariantIndex: Hashable, Sendable {
     struct Variant: Hashable, Sendable {
         /// The lowercased, sorted, distinct field names of the response's `Vary`.
         var fieldNames: [String]
-        /// The tier key of the variant's response.
+        /// The tier key of the variant's response: the URL's key and a keyed digest of the
+        /// varying values, never the values (``ResponseCache/variantKey(primaryKey:names:request:)``).
         var key: String
+        /// Where the variant's response may be stored; the index itself is kept no further than
+        /// its most restrictive variant allows.
+        var storagePolicy: StoragePolicy = .allowed
     }
 
     /// Newest first.
@@ -86,7 +105,14 @@ struct VariantIndex: Hashable, Sendable {
 
     /// The most variants kept per URL; storing one more forgets the oldest.
     static let maximumCount = 32
-    private static let version: UInt8 = 1
+    /// Version 2 adds each variant's storage policy; version 1 (all allowed) is still read.
+    private static let version: UInt8 = 2
+
+    /// Where the index may be stored: the most restrictive of its variants' policies, so that
+    /// not even the key of a memory-only variant reaches disk.
+    var storagePolicy: StoragePolicy {
+        variants.contains { $0.storagePolicy != .allowed } ? .allowedInMemoryOnly : .allowed
+    }
 
     init(variants: [Variant] = []) {
         self.variants = variants
@@ -111,32 +137,37 @@ struct VariantIndex: Hashable, Sendable {
             writer.write(UInt32(variant.fieldNames.count))
             for name in variant.fieldNames { writer.write(name) }
             writer.write(variant.key)
+            writer.write(variant.storagePolicy == .allowed ? UInt8(0) : UInt8(1))
         }
         return writer.bytes
     }
 
     init(decoding bytes: [UInt8]) throws {
         var reader = BinaryReader(bytes)
-        guard try reader.readByte() == Self.version else {
-            throw CacheError(code: .unsupportedFormat, message: "unknown variant index format")
+        let version = try reader.readByte()
+        guard version == 1 || version == Self.version else {
+            throw HTTPCachingError(code: .unsupportedFormat, message: "unknown variant index format")
         }
         let count = Int(try reader.read(UInt32.self))
         guard count <= Self.maximumCount else {
-            throw CacheError(code: .corruptData, message: "variant index lists \(count) variants")
+            throw HTTPCachingError(code: .corruptData, message: "variant index lists \(count) variants")
         }
         var variants: [Variant] = []
         variants.reserveCapacity(count)
         for _ in 0..<count {
             let nameCount = Int(try reader.read(UInt32.self))
             guard nameCount <= bytes.count else {
-                throw CacheError(code: .corruptData, message: "variant index: bad field name count")
+                throw HTTPCachingError(code: .corruptData, message: "variant index: bad field name count")
             }
             var names: [String] = []
             for _ in 0..<nameCount { names.append(try reader.readString()) }
-            variants.append(Variant(fieldNames: names, key: try reader.readString()))
+            let key = try reader.readString()
+            let memoryOnly = version == 1 ? false : try reader.readByte() != 0
+            let policy: StoragePolicy = memoryOnly ? .allowedInMemoryOnly : .allowed
+            variants.append(Variant(fieldNames: names, key: key, storagePolicy: policy))
         }
         guard reader.isAtEnd else {
-            throw CacheError(code: .corruptData, message: "variant index: trailing bytes")
+            throw HTTPCachingError(code: .corruptData, message: "variant index: trailing bytes")
         }
         self.variants = variants
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import AsyncHTTPClient
+import CacheTiers
 import Foundation
 import HTTPCaching
 import HTTPTypes
@@ -52,12 +53,14 @@ struct ProxyFixture {
             configuration: .init(
                 upstream: Upstream(origin.baseURL),
                 listen: .loopback(port: 0),
-                mode: mode,
-                directory: directory,
+                cache: .init(
+                    disk: directory.map { DiskTier.Configuration(directory: $0) },
+                    mode: mode,
+                    now: { date.now }
+                ),
                 cacheStatusHeader: statusHeader ? HTTPField.Name("X-Cache") : nil,
                 requestTimeout: requestTimeout,
-                metricsFactory: metrics,
-                now: { date.now }
+                metricsFactory: metrics
             ),
             onListening: { port in
                 continuation.yield(port)

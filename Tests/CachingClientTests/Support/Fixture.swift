@@ -2,6 +2,7 @@
 
 import AsyncHTTPClient
 import AsyncHTTPClientTransport
+import CacheTiers
 import CachingClient
 import HTTPCaching
 import HTTPTypes
@@ -24,7 +25,11 @@ struct Fixture {
         let origin = try await TestOrigin.start(keepAlive: keepAlive)
         let clock = TestClock()
         let cache = try ResponseCache(
-            configuration: .init(directory: directory, mode: mode, now: { clock.date })
+            configuration: .init(
+                disk: directory.map { DiskTier.Configuration(directory: $0) },
+                mode: mode,
+                now: { clock.date }
+            )
         )
         var configuration = CachingHTTPClient.Configuration(
             backoff: backoff,

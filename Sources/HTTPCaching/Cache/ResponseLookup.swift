@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import CacheTiers
+public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// What a ``ResponseCache`` holds for one request, found once: the request's normalized key, the
+/// record stored under it, and the stored responses that answer the request, with their freshness
+/// facts parsed once.
+///
+/// Make one with ``ResponseCache/lookup(_:)``, then pass it on: to
+/// ``ResponseCache/decision(for:now:)-(ResponseLookup,_)`` (pure, no I/O), to
+/// ``ResponseCache/storeCachedResponse(_:for:willCache:)-(_,ResponseLookup,_)`` (which replaces
+/// what the lookup found without reading it again) and to
+/// ``ResponseCache/freshen(with:for:requestTime:responseTime:willCache:)``.
+///
+/// A lookup is a snapshot: a store by another task after it was made is not in it. Storing
+/// through an older lookup is safe (the newest write wins; a variant the older lookup did not
+/// know of is forgotten, never served wrongly).
+public struct ResponseLookup: Sendable {
+    /// The request looked up.
+    public let request: HTTPRequest
+    /// The request's primary key: its method and normalized URL (RFC 9111 §4.1), with the digest
+    /// the tiers index it by; nil when the request has no absolute URL (nothing is stored or found
+    /// for it).
+    public let key: CacheKey?
+    /// Whether the tiers were read for ``primary`` (false for a lookup that only built the key).
+    package let isRead: Bool
+    /// What the tiers hold under ``key``: a response, or the URL's variant index.
+    let primary: StoredRecord.Box?
+    /// The newest stored response that answers the request.
+    let first: StoredRecord.Box?
+    /// The older ones that answer it too (other variants), newest first.
+    let others: [StoredRecord.Box]
+
+    init(
+        request: HTTPRequest,
+        key: CacheKey?,
+        isRead: Bool = true,
+        primary: StoredRecord.Box? = nil,
+        first: StoredRecord.Box? = nil,
+        others: [StoredRecord.Box] = []
+    ) {
+        self.request = request
+        self.key = key
+        self.isRead = isRead
+        self.primary = primary
+        self.first = first
+        self.others = others
+    }
+
+    /// The newest stored response that answers the request, whatever its age; nil when none does.
+    public var stored: CachedResponse? { first?.response }
+
+    /// Every stored response that answers the request, newest first.
+    public var storedResponses: [CachedResponse] {
+        guard let first, let response = first.response else { return [] }
+        return [response] + others.compactMap(\.response)
+    }
+
+    /// The stored answer's current age in seconds (RFC 9111 §4.2.3), from facts parsed once;
+    /// nil without one.
+    package func age(now: Date) -> TimeInterval? {
+        first?.facts?.currentAge(now: now)
+    }
+
+    /// The stored answer's freshness lifetime in seconds under `rules` (RFC 9111 §4.2.1), from
+    /// facts parsed once; nil without one.
+    package func freshnessLifetime(_ rules: CacheRules) -> TimeInterval? {
+        guard let first, let facts = first.facts, let response = first.response else { return nil }
+        return rules == CacheRules(mode: rules.mode)
+            ? facts.lifetime(rules)
+            : rules.freshnessLifetime(
+                of: response.response,
+                directives: facts.directives,
+                responseTime: facts.responseTime
+            )
+    }
+}
