@@ -52,7 +52,7 @@ import Testing
     @Test func damagedMetadataThrows() throws {
         let metadata = CachedResponseCodec.encodeMetadata(Self.sample)
         for length in 0..<metadata.count {
-            #expect(throws: CacheError.self) {
+            #expect(throws: HTTPCachingError.self) {
                 try CachedResponseCodec.decode(metadata: Array(metadata[..<length]), body: [])
             }
         }
@@ -85,6 +85,6 @@ import Testing
         bytes += [7, 1, 0, 0, 0, 1, 0, 0, 0, 0x61]
         for _ in 0..<100 { bytes += [6, 1, 0, 0, 0] }
         bytes += [3, 1]
-        #expect(throws: CacheError.self) { try CachedResponseCodec.decode(metadata: bytes, body: []) }
+        #expect(throws: HTTPCachingError.self) { try CachedResponseCodec.decode(metadata: bytes, body: []) }
     }
 }
