@@ -125,6 +125,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "CacheTiers", "HTTPCaching", "CachingClient", "CLZ4", "CacheTestSupport",
+                "AsyncHTTPClientTransport", "TestOriginSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

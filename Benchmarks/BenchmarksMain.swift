@@ -65,7 +65,7 @@ struct BenchmarksMain: AsyncParsableCommand {
             ("concurrency", ConcurrencyBenchmarks.run),
             ("footprint", { try await FootprintBenchmarks.run(quick: $0, sizes: sizes) }),
             ("response", ResponseCacheBenchmarks.run),
-            ("client", CachingClientBenchmarks.run),
+            ("client", { try await CachingClientBenchmarks.run(quick: $0) + ClientMissBenchmarks.run(quick: $0) }),
             ("encryption", EncryptionBenchmarks.run),
         ]
         // A filter naming suites runs only those; any other filter runs every suite and keeps the

@@ -72,6 +72,7 @@ public final class TestOrigin: Sendable {
     struct State {
         var scripts: [String: [Behavior]] = [:]
         var defaults: [String: Behavior] = [:]
+        var fallback: Behavior?
         var received: [Request] = []
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var children: [ObjectIdentifier: any Channel] = [:]
@@ -148,6 +149,12 @@ public final class TestOrigin: Sendable {
         state.withLock { $0.defaults[path] = behavior }
     }
 
+    /// Answers requests for any path that has nothing queued and no default with `behavior`
+    /// (instead of a 404).
+    public func setFallback(_ behavior: Behavior) {
+        state.withLock { $0.fallback = behavior }
+    }
+
     /// Every request received so far, in order.
     public var requests: [Request] { state.withLock { $0.received } }
     /// How many requests were received.
@@ -204,7 +211,9 @@ public final class TestOrigin: Sendable {
                 behavior = queue.removeFirst()
                 state.scripts[request.uri] = queue
             } else {
-                behavior = state.defaults[request.uri] ?? .respond(status: 404, body: Array("no script".utf8))
+                behavior =
+                    state.defaults[request.uri] ?? state.fallback
+                    ?? .respond(status: 404, body: Array("no script".utf8))
             }
             return (behavior, ready)
         }

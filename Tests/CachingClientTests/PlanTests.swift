@@ -66,7 +66,13 @@ import Testing
             requestCacheControl: "only-if-cached",
             expected: "missing"
         ),
-        Row(policy: .useProtocolCachePolicy, cacheControl: "max-age=0", age: 10, freshness: interactive, expected: "fresh"),
+        Row(
+            policy: .useProtocolCachePolicy,
+            cacheControl: "max-age=0",
+            age: 10,
+            freshness: interactive,
+            expected: "fresh"
+        ),
         Row(
             policy: .useProtocolCachePolicy,
             cacheControl: "max-age=0",
@@ -115,7 +121,12 @@ import Testing
         var request = HTTPRequest(method: .get, scheme: "https", authority: "api.example", path: "/items")
         if let cacheControl = row.cacheControl {
             let response = HTTPResponse(status: .ok, headerFields: [.cacheControl: cacheControl, .eTag: "\"v1\""])
-            let cached = CachedResponse(response: response, body: [1], requestTime: Self.stored, responseTime: Self.stored)
+            let cached = CachedResponse(
+                response: response,
+                body: [1],
+                requestTime: Self.stored,
+                responseTime: Self.stored
+            )
             #expect(try await cache.storeCachedResponse(cached, for: request))
         }
         if let directives = row.requestCacheControl { request.headerFields[.cacheControl] = directives }

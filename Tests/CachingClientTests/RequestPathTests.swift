@@ -41,7 +41,10 @@ import Testing
         #expect(await client.fetch(request).source == .cache)
         #expect(try lookups() == (1, 1))
         clock.advance(by: .seconds(20))
-        origin.enqueue(.respond(status: 304, headers: [("ETag", "\"e1\""), ("Cache-Control", "max-age=10")]), for: "/one")
+        origin.enqueue(
+            .respond(status: 304, headers: [("ETag", "\"e1\""), ("Cache-Control", "max-age=10")]),
+            for: "/one"
+        )
         #expect(await client.fetch(request).source == .revalidated)
         #expect(try lookups() == (2, 1))
         await origin.stop()

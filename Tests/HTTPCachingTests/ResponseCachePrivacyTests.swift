@@ -102,11 +102,21 @@ import Testing
         #expect(key.hasPrefix("GET https://h.example/a\u{1F}authorization,cookie\u{1F}"))
         // Stable (it is written to disk), and different for different values.
         #expect(
-            key == ResponseCache.variantKey(primaryKey: "GET https://h.example/a", names: ["authorization", "cookie"], request: request)
+            key
+                == ResponseCache.variantKey(
+                    primaryKey: "GET https://h.example/a",
+                    names: ["authorization", "cookie"],
+                    request: request
+                )
         )
         let other = T.request("https://h.example/a", [(.authorization, "Bearer abc.deg"), (.cookie, "x=1")])
         #expect(
-            key != ResponseCache.variantKey(primaryKey: "GET https://h.example/a", names: ["authorization", "cookie"], request: other)
+            key
+                != ResponseCache.variantKey(
+                    primaryKey: "GET https://h.example/a",
+                    names: ["authorization", "cookie"],
+                    request: other
+                )
         )
     }
 

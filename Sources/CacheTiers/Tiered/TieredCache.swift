@@ -66,7 +66,8 @@ public struct TieredCache: Sendable, Service {
     public func entry(for key: CacheKey) async -> CacheEntry? {
         switch memory.lookup(key) {
         case .hit(let entry): return entry
-        case .miss(let generation): return await lowerEntry(for: key, memoryGeneration: generation) { _ in nil }
+        case .miss(let generation):
+            return await lowerEntry(for: key, memoryGeneration: generation, attaches: false) { _ in nil }
         }
     }
 
@@ -76,47 +77,49 @@ public struct TieredCache: Sendable, Service {
     ///
     /// `attach` runs on an entry found in a lower tier (before it is promoted) and on a memory
     /// entry stored without an attachment; an entry that already carries one is returned as it is.
-    /// When `attach` throws, the bytes are unusable: the key is removed from every tier (best
-    /// effort) and the error is rethrown, so that the next read does not meet them again.
+    /// When `attach` returns nil, the bytes are unusable: the key is removed from every tier (best
+    /// effort) and the read is a miss, so that the next read does not meet them again (`attach`
+    /// says why, to its own log).
     /// - Parameters:
     ///   - key: the key to look up.
-    ///   - attach: makes the attachment from the entry's bytes.
+    ///   - attach: makes the attachment from the entry's bytes, or returns nil for bytes it cannot
+    ///     use.
     /// - Returns: the entry with its attachment, or nil on a miss.
-    /// - Throws: what `attach` throws.
     /// - Complexity: O(1) per tier asked; the memory tier is asked once.
-    public func entry<Failure: Error>(
+    public func entry(
         for key: CacheKey,
-        attaching attach: (CacheEntry) throws(Failure) -> any AnyObject & Sendable
-    ) async throws(Failure) -> CacheEntry? {
+        attaching attach: (CacheEntry) -> (any AnyObject & Sendable)?
+    ) async -> CacheEntry? {
         switch memory.lookup(key) {
         case .hit(var entry):
             guard entry.attachment == nil else { return entry }
-            do {
-                entry.attachment = try attach(entry)
-            } catch {
+            guard let attachment = attach(entry) else {
                 _ = try? await remove(key)
-                throw error
+                return nil
             }
+            entry.attachment = attachment
             return entry
         case .miss(let generation):
-            return try await lowerEntry(for: key, memoryGeneration: generation, attach: attach)
+            return await lowerEntry(for: key, memoryGeneration: generation, attaches: true, attach: attach)
         }
     }
 
     /// The entry for `key` from the lower tiers after a memory miss that returned `generation`,
-    /// attached (when `attach` is given) and promoted.
-    private func lowerEntry<Failure: Error>(
+    /// attached (when `attaches`) and promoted.
+    private func lowerEntry(
         for key: CacheKey,
         memoryGeneration generation: UInt64,
-        attach: (CacheEntry) throws(Failure) -> (any AnyObject & Sendable)?
-    ) async throws(Failure) -> CacheEntry? {
+        attaches: Bool,
+        attach: (CacheEntry) -> (any AnyObject & Sendable)?
+    ) async -> CacheEntry? {
         for tier in lowerTiers {
             guard var found = try? await tier.entry(for: key) else { continue }
-            do {
-                found.attachment = try attach(found)
-            } catch {
-                _ = try? await remove(key)
-                throw error
+            if attaches {
+                guard let attachment = attach(found) else {
+                    _ = try? await remove(key)
+                    return nil
+                }
+                found.attachment = attachment
             }
             memory.promote(found, for: key, ifUnchangedSince: generation)
             return found

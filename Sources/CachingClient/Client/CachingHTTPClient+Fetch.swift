@@ -32,7 +32,10 @@ extension CachingHTTPClient {
     ) async -> FetchResult {
         let call = Call(request, body, policy ?? configuration.policy, freshness ?? configuration.freshness, willCache)
         let lookup = await lookup(for: call)
-        switch plan(call, lookup, now: now) {
+        let at = now
+        // The hot path, as the plan would answer it, without building the plan.
+        if let answer = freshAnswer(call, lookup, now: at) { return answer }
+        switch plan(call, lookup, now: at) {
         case .answer(let result):
             return result
         case .answerAndRefresh(let result, let step):
@@ -71,6 +74,7 @@ extension CachingHTTPClient {
 
     /// The cache's lookup for `call`: read once for a safe method under a policy that reads the
     /// cache; for the others only the key is built (a store reads what it replaces itself).
+    @inline(__always)
     func lookup(for call: Call) async -> ResponseLookup {
         let isSafe = call.request.method == .get || call.request.method == .head
         guard isSafe, call.policy.kind != .networkOnly else { return cache.unreadLookup(call.request) }
@@ -122,6 +126,10 @@ extension CachingHTTPClient {
     /// behaviour is table-tested without sockets.
     func plan(_ call: Call, _ lookup: ResponseLookup, now at: Date) -> Plan {
         let request = call.request
+        let isSafe = request.method == .get || request.method == .head
+        if isSafe, call.policy.kind != .networkOnly, let answer = freshAnswer(call, lookup, now: at) {
+            return .answer(answer)
+        }
         var step = NetworkStep(
             request: request,
             lookup: lookup,
@@ -131,7 +139,6 @@ extension CachingHTTPClient {
             willCache: call.willCache,
             freshness: call.freshness
         )
-        let isSafe = request.method == .get || request.method == .head
         if !isSafe || call.policy.kind == .networkOnly { return .network(step) }
 
         let decision = cache.decision(for: lookup, now: at)
@@ -151,7 +158,12 @@ extension CachingHTTPClient {
             step.request = decision.request ?? cache.rules.conditionalRequest(for: request, stored: [stored])
             return step
         }
-        let age = entryAge(stored, decision: decision, freshness: call.freshness, now: at)
+        let age = entryAge(
+            stored,
+            isFreshByHTTP: decision.action == .useStored,
+            freshness: call.freshness,
+            now: at
+        )
         func fromCache(isFinal: Bool = true) -> FetchResult {
             answer(
                 from: request.method == .head ? stored.withoutBody : stored,
@@ -207,11 +219,43 @@ extension CachingHTTPClient {
     }
 
     /// Fresh within the soft TTL (or by HTTP without one), stale up to the hard TTL, then past it.
-    func entryAge(_ stored: CachedResponse, decision: CacheDecision, freshness: FreshnessClass, now: Date) -> EntryAge {
+    func entryAge(
+        _ stored: CachedResponse,
+        isFreshByHTTP: Bool,
+        freshness: FreshnessClass,
+        now: Date
+    ) -> EntryAge {
         let sinceValidation = now.timeIntervalSince(stored.validatedAt)
         if let hard = freshness.hardTTL, sinceValidation >= hard.seconds { return .pastHardTTL }
         if let soft = freshness.softTTL { return sinceValidation < soft.seconds ? .fresh : .stale }
-        return decision.action == .useStored ? .fresh : .stale
+        return isFreshByHTTP ? .fresh : .stale
+    }
+
+    /// The answer to a call that the lookup answers fresh, for a request without cache
+    /// directives: the same answer as the full plan gives, without building a
+    /// ``HTTPCaching/CacheDecision`` (the hot path of every policy that serves fresh entries).
+    private func freshAnswer(_ call: Call, _ lookup: ResponseLookup, now: Date) -> FetchResult? {
+        switch call.policy.kind {
+        case .networkFirst, .networkOnly: return nil
+        default: break
+        }
+        guard call.request.method == .get || call.request.method == .head else { return nil }
+        guard let plain = cache.plainFreshness(of: lookup, now: now), let stored = lookup.stored else { return nil }
+        let usesTTLs = call.freshness.softTTL != nil || call.freshness.hardTTL != nil
+        switch call.policy.kind {
+        case .useProtocol where !usesTTLs:
+            guard plain.isFresh else { return nil }
+        default:
+            let age = entryAge(stored, isFreshByHTTP: plain.isFresh, freshness: call.freshness, now: now)
+            guard age == .fresh else { return nil }
+        }
+        return answer(
+            from: call.request.method == .head ? stored.withoutBody : stored,
+            freshness: .fresh,
+            ttl: call.freshness,
+            now: now,
+            timing: (plain.age, plain.lifetime)
+        )
     }
 
     /// An answer from the stored response, with a current `Age`.

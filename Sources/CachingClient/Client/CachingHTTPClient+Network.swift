@@ -44,7 +44,8 @@ struct NetworkStep: Sendable {
     /// do not change the answer.
     var flightKey: String {
         var key = backoffKey
-        for field in request.headerFields where !CachingHTTPClient.tracingFieldNames.contains(field.name.canonicalName) {
+        for field in request.headerFields where !CachingHTTPClient.tracingFieldNames.contains(field.name.canonicalName)
+        {
             key += "\n\(field.name.canonicalName):\(field.value)"
         }
         return key

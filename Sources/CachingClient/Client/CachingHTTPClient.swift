@@ -72,7 +72,10 @@ public final class CachingHTTPClient: Sendable, Service {
             backoff: Backoff = Backoff(),
             clock: any Clock<Duration> = ContinuousClock(),
             random: @escaping @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) },
-            logger: Logger = Logger(label: "LayeredCache.CachingHTTPClient", factory: { _ in SwiftLogNoOpLogHandler() }),
+            logger: Logger = Logger(
+                label: "LayeredCache.CachingHTTPClient",
+                factory: { _ in SwiftLogNoOpLogHandler() }
+            ),
             errorResponses: ErrorResponsePolicy = .keepLastGoodResponse
         ) {
             self.errorResponses = errorResponses

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
-import CacheTiers
-import HTTPTypes
+package import CacheTiers
+package import HTTPTypes
 
 extension ResponseCache {
     /// The tier key of `request`'s responses: method and normalized URL (RFC 9111 §4.1), as
     /// `GET https://host/path?query`, hashed once. Nil without a scheme and authority.
-    static func primaryKey(for request: HTTPRequest, method: HTTPRequest.Method? = nil) -> CacheKey? {
+    package static func primaryKey(for request: HTTPRequest, method: HTTPRequest.Method? = nil) -> CacheKey? {
         guard let scheme = request.scheme, let authority = request.authority else { return nil }
         return CacheKey(
             URLKey.make(
@@ -50,7 +50,8 @@ extension ResponseCache {
         }
         let digest = values.withUnsafeBytes { variantHasher.hash($0) }
         let hex = String(digest, radix: 16)
-        return primaryKey + "\u{1F}" + names.joined(separator: ",") + "\u{1F}" + String(repeating: "0", count: 16 - hex.count)
+        return primaryKey + "\u{1F}" + names.joined(separator: ",") + "\u{1F}"
+            + String(repeating: "0", count: 16 - hex.count)
             + hex
     }
 

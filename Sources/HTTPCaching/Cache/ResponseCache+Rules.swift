@@ -16,11 +16,33 @@ extension ResponseCache {
     /// - Complexity: O(1) for a request without cache directives; the stored response's header
     ///   fields are not parsed again.
     public func decision(for lookup: ResponseLookup, now: Date) -> CacheDecision {
-        guard let first = lookup.first, let response = first.response else {
-            return rules.decide(lookup.request, stored: [], now: now)
+        let first = lookup.first
+        let others = lookup.others
+        return rules.decide(lookup.request, candidate: first?.response, facts: first?.facts, now: now) {
+            guard let response = first?.response else { return [] }
+            return [response] + others.compactMap(\.response)
         }
-        let stored = lookup.others.isEmpty ? [response] : lookup.storedResponses
-        return rules.decide(lookup.request, stored: stored, facts: first.facts, now: now)
+    }
+
+    /// The stored answer's current age and freshness lifetime, and whether
+    /// ``decision(for:now:)-(ResponseLookup,_)`` would use it as it is, worked out from the facts
+    /// parsed when it was stored: what a fresh hit needs, without building a ``CacheDecision``.
+    /// - Returns: nil unless the lookup found one answer for a `GET` or `HEAD` without cache
+    ///   directives (no `Cache-Control`, no `Pragma`); then ask for the decision.
+    package func plainFreshness(
+        of lookup: ResponseLookup,
+        now: Date
+    ) -> (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool)? {
+        guard let first = lookup.first, let facts = first.facts, lookup.others.isEmpty,
+            rules == CacheRules(mode: rules.mode)
+        else { return nil }
+        let request = lookup.request
+        guard request.method == .get || request.method == .head, !request.headerFields.contains(.cacheControl),
+            !request.headerFields.contains(.pragma)
+        else { return nil }
+        let age = facts.currentAge(now: now)
+        let lifetime = facts.lifetime(rules)
+        return (age, lifetime, !facts.directives.noCache && age < lifetime)
     }
 
     /// How to answer `request` from this cache at `now`: ``lookup(_:)`` then
@@ -89,7 +111,8 @@ extension ResponseCache {
             if let after = try await store(updated, for: through, willCache: willCache) {
                 primary = after.primary
             }
-            answer = answer ?? ResponseLookup(request: lookup.request, key: lookup.key, first: .init(.response(updated)))
+            answer =
+                answer ?? ResponseLookup(request: lookup.request, key: lookup.key, first: .init(.response(updated)))
         }
         return answer
     }

@@ -22,23 +22,35 @@ extension ResponseCache {
     /// - Complexity: one tier read for a URL without variants (a memory hit never suspends), two
     ///   for a URL with variants; a memory hit decodes nothing.
     public func lookup(_ request: HTTPRequest) async -> ResponseLookup {
-        guard let key = Self.primaryKey(for: request) else { return ResponseLookup(request: request, key: nil) }
+        let found = await find(request)
+        return ResponseLookup(
+            request: request,
+            key: found.key,
+            primary: found.primary,
+            first: found.matches.first,
+            others: found.matches.others
+        )
+    }
+
+    /// What ``lookup(_:)`` finds, without the request (which a caller that only wants the stored
+    /// response need not copy).
+    @inline(__always)
+    private func find(
+        _ request: HTTPRequest
+    ) async -> (
+        key: CacheKey?, primary: StoredRecord.Box?, matches: (first: StoredRecord.Box?, others: [StoredRecord.Box])
+    ) {
+        guard let key = Self.primaryKey(for: request) else { return (nil, nil, (nil, [])) }
         let primary = await record(for: key)
-        // The common case: one plain response under the key.
-        if let primary, let response = primary.response, Self.matches(primary, response, request) {
-            return ResponseLookup(request: request, key: key, primary: primary, first: primary)
+        // The common case: one plain response under the key, which every request matches.
+        if let primary, primary.answersEveryRequest {
+            return (key, primary, (primary, []))
         }
         var found = await matching(primary, primaryKey: key, request: request)
         if found.isEmpty, request.method == .head, let getKey = Self.primaryKey(for: request, method: .get) {
             found = await matching(await record(for: getKey), primaryKey: getKey, request: request)
         }
-        return ResponseLookup(
-            request: request,
-            key: key,
-            primary: primary,
-            first: found.first,
-            others: Array(found.dropFirst())
-        )
+        return (key, primary, (found.first, Array(found.dropFirst())))
     }
 
     /// A lookup of `request` that builds its key and reads nothing, for a call that will not use
@@ -53,7 +65,7 @@ extension ResponseCache {
     /// - Returns: the response, or nil when nothing matches or what was stored no longer decodes.
     /// - Complexity: as ``lookup(_:)``.
     public func cachedResponse(for request: HTTPRequest) async -> CachedResponse? {
-        await lookup(request).stored
+        await find(request).matches.first?.response
     }
 
     /// Stores `cachedResponse` as the answer to `request`, after the configuration's ``WillCache``
@@ -111,7 +123,8 @@ extension ResponseCache {
         willCache: WillCache?
     ) async throws(HTTPCachingError) -> ResponseLookup? {
         let request = lookup.request
-        if let reason = rules.reasonNotToStore(cachedResponse.response, for: request) {
+        let storability = rules.storability(of: cachedResponse.response, for: request)
+        if let reason = storability.reason {
             configuration.logger.debug("not storing a response", metadata: ["reason": "\(reason)"])
             return nil
         }
@@ -123,7 +136,12 @@ extension ResponseCache {
         guard response.storagePolicy != .notAllowed, let key = lookup.key else { return nil }
         var primary = lookup.primary
         if !lookup.isRead { primary = await record(for: key) }
-        guard let stored = try await put(response, for: request, key: key, replacing: primary) else { return nil }
+        // What the rules parsed still describes the response unless a hook changed its fields.
+        let parsed =
+            response.response.headerFields == cachedResponse.response.headerFields ? storability.parsed : nil
+        guard let stored = try await put(response, for: request, key: key, replacing: primary, parsed: parsed) else {
+            return nil
+        }
         return ResponseLookup(request: request, key: key, primary: stored.primary, first: stored.response)
     }
 
@@ -136,12 +154,19 @@ extension ResponseCache {
         _ response: CachedResponse,
         for request: HTTPRequest,
         key: CacheKey,
-        replacing primary: StoredRecord.Box?
+        replacing primary: StoredRecord.Box?,
+        parsed: ParsedResponseFields?
     ) async throws(HTTPCachingError) -> (primary: StoredRecord.Box, response: StoredRecord.Box)? {
-        guard let varyNames = VaryRule.fieldNames(in: response.response.headerFields) else { return nil }
+        let parsed =
+            parsed
+            ?? ParsedResponseFields(
+                directives: CacheControl(response.response.headerFields),
+                varyNames: VaryRule.fieldNames(in: response.response.headerFields)
+            )
+        guard let varyNames = parsed.varyNames else { return nil }
         let now = configuration.now()
         if varyNames.isEmpty {
-            let entry = StoredRecord.response(response).entry(storedAt: now)
+            let entry = StoredRecord.response(response).entry(storedAt: now, parsed: parsed)
             try await HTTPCachingError.storage("storing a response") {
                 try await tiers.set(entry, for: key, policy: response.storagePolicy)
             }
@@ -154,9 +179,11 @@ extension ResponseCache {
         var response = response
         response.varyingRequestFields = Self.fields(varyNames, of: request)
         let variantKey = Self.variantKey(primaryKey: key.string, names: varyNames, request: request)
-        let variantEntry = StoredRecord.response(response).entry(storedAt: now)
+        let variantEntry = StoredRecord.response(response).entry(storedAt: now, parsed: parsed)
         var index = primary?.variantIndex ?? VariantIndex()
-        let forgotten = index.insert(.init(fieldNames: varyNames, key: variantKey, storagePolicy: response.storagePolicy))
+        let forgotten = index.insert(
+            .init(fieldNames: varyNames, key: variantKey, storagePolicy: response.storagePolicy)
+        )
         let indexEntry = StoredRecord.variants(index).entry(storedAt: now)
         try await HTTPCachingError.storage("storing a response variant") {
             try await tiers.set(variantEntry, for: CacheKey(variantKey), policy: response.storagePolicy)
@@ -198,19 +225,20 @@ extension ResponseCache {
 
     /// The record under `key`, read through the tiers and kept decoded in memory; nil on a miss
     /// or when the bytes do not decode (which is then logged, and the key forgotten).
+    @inline(__always)
     func record(for key: CacheKey) async -> StoredRecord.Box? {
-        do {
-            guard let entry = try await tiers.entry(for: key, attaching: { try StoredRecord.Box.of($0) }) else {
+        let entry = await tiers.entry(for: key) { entry in
+            do {
+                return try StoredRecord.Box.of(entry)
+            } catch {
+                configuration.logger.warning(
+                    "dropping a stored response that does not decode",
+                    metadata: ["key": "\(key)", "error": "\(error)"]
+                )
                 return nil
             }
-            return Self.box(of: entry)
-        } catch {
-            configuration.logger.warning(
-                "dropping a stored response that does not decode",
-                metadata: ["key": "\(key)", "error": "\(error)"]
-            )
-            return nil
         }
+        return entry.map(Self.box(of:))
     }
 
     /// The record attached to `entry` (decoded again only if an outside caller of the tiers

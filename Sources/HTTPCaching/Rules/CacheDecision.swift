@@ -55,10 +55,16 @@ public struct CacheDecision: Sendable {
     public var mayServeStaleOnError: Bool
 
     /// Whether the stored response is fresh (age below lifetime).
-    public var isFresh: Bool { stored != nil && age < freshnessLifetime }
+    public var isFresh: Bool { hasStored && age < freshnessLifetime }
     /// When the stored response stops being fresh, as seen at `now`.
     public func expiresAt(now: Date) -> Date? {
-        stored.map { _ in now.addingTimeInterval(freshnessLifetime - age) }
+        hasStored ? now.addingTimeInterval(freshnessLifetime - age) : nil
+    }
+
+    /// Whether ``stored`` is set, without copying it.
+    private var hasStored: Bool {
+        if case .some = stored { return true }
+        return false
     }
 }
 
@@ -79,28 +85,44 @@ extension CacheRules {
     ///   - now: the time of the decision.
     /// - Returns: the decision.
     public func decide(_ request: HTTPRequest, stored: [CachedResponse], now: Date) -> CacheDecision {
-        decide(request, stored: stored, facts: nil, now: now)
+        decide(request, candidate: stored.first, facts: nil, now: now) { stored }
     }
 
-    /// ``decide(_:stored:now:)`` with the first stored response's facts worked out already.
-    func decide(_ request: HTTPRequest, stored: [CachedResponse], facts: FreshnessFacts?, now: Date) -> CacheDecision {
+    /// ``decide(_:stored:now:)`` for the newest matching response, `candidate`, with its facts
+    /// worked out already when `facts` is given; `all` gives every matching response (for the
+    /// validators of a conditional request) and is called only when one is built.
+    ///
+    /// Each outcome builds its decision once, so that the request and the stored response are
+    /// copied only into a decision that carries them.
+    func decide(
+        _ request: HTTPRequest,
+        candidate: CachedResponse?,
+        facts: FreshnessFacts?,
+        now: Date,
+        all: () -> [CachedResponse]
+    ) -> CacheDecision {
         let requestDirectives = CacheControl(request.headerFields, isRequest: true)
-        var decision = CacheDecision(
-            action: .fetch,
-            stored: nil,
-            request: request,
-            age: 0,
-            freshnessLifetime: 0,
-            mayServeStaleOnError: false
-        )
-        guard request.method == .get || request.method == .head, let candidate = stored.first else {
+        guard request.method == .get || request.method == .head, let candidate else {
             if requestDirectives.onlyIfCached {
-                decision.action = .gatewayTimeout
-                decision.request = nil
+                return CacheDecision(
+                    action: .gatewayTimeout,
+                    stored: nil,
+                    request: nil,
+                    age: 0,
+                    freshnessLifetime: 0,
+                    mayServeStaleOnError: false
+                )
             }
-            return decision
+            return CacheDecision(
+                action: .fetch,
+                stored: nil,
+                request: request,
+                age: 0,
+                freshnessLifetime: 0,
+                mayServeStaleOnError: false
+            )
         }
-        let facts = facts.flatMap { self == CacheRules(mode: mode) ? $0 : nil }
+        let facts = self == CacheRules(mode: mode) ? facts : nil
         let directives = facts?.directives ?? CacheControl(candidate.response.headerFields)
         let age = facts?.currentAge(now: now) ?? Self.currentAge(of: candidate, now: now)
         let lifetime =
@@ -110,12 +132,19 @@ extension CacheRules {
         let neverStale =
             directives.mustRevalidate
             || (mode.isShared && (directives.proxyRevalidate || directives.sharedMaxAge != nil))
-        decision.stored = candidate
-        decision.age = age
-        decision.freshnessLifetime = lifetime
         let staleIfError = max(directives.staleIfError ?? -1, requestDirectives.staleIfError ?? -1)
-        decision.mayServeStaleOnError =
+        let mayServeStaleOnError =
             !neverStale && !directives.noCache && (staleness < 0 || staleness <= TimeInterval(staleIfError))
+        func decision(_ action: CacheDecision.Action, sending request: HTTPRequest? = nil) -> CacheDecision {
+            CacheDecision(
+                action: action,
+                stored: candidate,
+                request: request,
+                age: age,
+                freshnessLifetime: lifetime,
+                mayServeStaleOnError: mayServeStaleOnError
+            )
+        }
 
         let mustValidate = requestDirectives.noCache || directives.noCache
         var freshForRequest = !mustValidate && staleness < 0
@@ -123,34 +152,20 @@ extension CacheRules {
         if let minFresh = requestDirectives.minFresh, lifetime - age < TimeInterval(minFresh) {
             freshForRequest = false
         }
-        if freshForRequest {
-            decision.action = .useStored
-            decision.request = nil
-            return decision
-        }
+        if freshForRequest { return decision(.useStored) }
         if !mustValidate, !neverStale, staleness >= 0 {
             if let maxStale = requestDirectives.maxStale,
                 maxStale.seconds.map({ staleness <= TimeInterval($0) }) ?? true
             {
-                decision.action = .useStale
-                decision.request = nil
-                return decision
+                return decision(.useStale)
             }
             if let window = directives.staleWhileRevalidate, staleness <= TimeInterval(window),
                 !requestDirectives.onlyIfCached
             {
-                decision.action = .useStaleAndRevalidate
-                decision.request = conditionalRequest(for: request, stored: stored)
-                return decision
+                return decision(.useStaleAndRevalidate, sending: conditionalRequest(for: request, stored: all()))
             }
         }
-        if requestDirectives.onlyIfCached {
-            decision.action = .gatewayTimeout
-            decision.request = nil
-            return decision
-        }
-        decision.action = .revalidate
-        decision.request = conditionalRequest(for: request, stored: stored)
-        return decision
+        if requestDirectives.onlyIfCached { return decision(.gatewayTimeout) }
+        return decision(.revalidate, sending: conditionalRequest(for: request, stored: all()))
     }
 }

@@ -44,30 +44,40 @@ public struct CacheRules: Hashable, Sendable {
     /// ([RFC 9111 §3](https://www.rfc-editor.org/rfc/rfc9111#section-3)).
     /// - Returns: nil when it may, else why not (for logs and tests).
     public func reasonNotToStore(_ response: HTTPResponse, for request: HTTPRequest) -> String? {
-        guard request.method == .get || request.method == .head else { return "method \(request.method)" }
-        let status = response.status.code
-        guard status >= 200 else { return "interim status \(status)" }
-        guard status != 206, status != 304 else { return "status \(status)" }
-        let requestDirectives = CacheControl(request.headerFields, isRequest: true)
+        storability(of: response, for: request).reason
+    }
+
+    /// What §3 decides for `response`, with the response's directives and `Vary` names parsed to
+    /// decide it, so that storing it does not parse them again.
+    func storability(of response: HTTPResponse, for request: HTTPRequest) -> Storability {
         let directives = CacheControl(response.headerFields)
-        if requestDirectives.noStore { return "request no-store" }
-        if directives.noStore { return "response no-store" }
-        if mode.isShared, directives.isPrivate { return "private in a shared cache" }
+        let varyNames = VaryRule.fieldNames(in: response.headerFields)
+        func verdict(_ reason: String?) -> Storability {
+            Storability(reason: reason, parsed: .init(directives: directives, varyNames: varyNames))
+        }
+        guard request.method == .get || request.method == .head else { return verdict("method \(request.method)") }
+        let status = response.status.code
+        guard status >= 200 else { return verdict("interim status \(status)") }
+        guard status != 206, status != 304 else { return verdict("status \(status)") }
+        let requestDirectives = CacheControl(request.headerFields, isRequest: true)
+        if requestDirectives.noStore { return verdict("request no-store") }
+        if directives.noStore { return verdict("response no-store") }
+        if mode.isShared, directives.isPrivate { return verdict("private in a shared cache") }
         if mode.isShared, request.headerFields[.authorization] != nil,
             !(directives.mustRevalidate || directives.isPublic || directives.sharedMaxAge != nil)
         {
             // §3.5
-            return "Authorization in a shared cache"
+            return verdict("Authorization in a shared cache")
         }
-        if VaryRule.fieldNames(in: response.headerFields) == nil { return "Vary: *" }
+        if varyNames == nil { return verdict("Vary: *") }
         let explicitlyCacheable =
             directives.isPublic || (directives.isPrivate && !mode.isShared)
             || !response.headerFields[values: .expires].isEmpty || directives.maxAge != nil
             || (mode.isShared && directives.sharedMaxAge != nil)
         guard explicitlyCacheable || Self.heuristicallyCacheableStatuses.contains(status) else {
-            return "status \(status) without explicit freshness"
+            return verdict("status \(status) without explicit freshness")
         }
-        return nil
+        return verdict(nil)
     }
 
     /// Whether a cache of this mode may store `response` to `request` (§3).
@@ -155,4 +165,19 @@ public struct CacheRules: Hashable, Sendable {
     static func ageHeaderValue(age: TimeInterval) -> String {
         String(Int(min(Double(CacheControl.maximumDeltaSeconds), age.rounded(.down))))
     }
+}
+
+/// The verdict of ``CacheRules/storability(of:for:)``.
+struct Storability {
+    /// Why the response may not be stored; nil when it may.
+    var reason: String?
+    /// What was parsed of the response to decide.
+    var parsed: ParsedResponseFields
+}
+
+/// A response's `Cache-Control` directives and `Vary` names, parsed once.
+struct ParsedResponseFields: Sendable {
+    var directives: CacheControl
+    /// Empty without `Vary`, nil for `Vary: *`.
+    var varyNames: [String]?
 }

@@ -12,15 +12,16 @@ import Foundation
 /// worked out once when it is stored or read from disk, so that a lookup does not parse its
 /// header fields again: its directives, its `corrected_initial_age` (§4.2.3) and its freshness
 /// lifetime in each mode (§4.2.1).
-struct FreshnessFacts: Sendable {
+final class FreshnessFacts: Sendable {
     let directives: CacheControl
     let correctedInitialAge: TimeInterval
     let privateLifetime: TimeInterval
     let sharedLifetime: TimeInterval
     let responseTime: Date
 
-    init(_ stored: CachedResponse) {
-        let directives = CacheControl(stored.response.headerFields)
+    /// Works the facts out; `directives` are the response's, when the caller parsed them already.
+    init(_ stored: CachedResponse, directives: CacheControl? = nil) {
+        let directives = directives ?? CacheControl(stored.response.headerFields)
         self.directives = directives
         correctedInitialAge = CacheRules.correctedInitialAge(of: stored)
         privateLifetime = CacheRules(mode: .private).freshnessLifetime(

@@ -31,7 +31,8 @@ enum StoredRecord: Sendable {
     }
 
     /// The tier entry for this record, with its ``Box`` attached so that memory hits skip decoding.
-    func entry(storedAt: Date) -> CacheEntry {
+    /// - Parameter parsed: the response's fields as the caller parsed them already, if it did.
+    func entry(storedAt: Date, parsed: ParsedResponseFields? = nil) -> CacheEntry {
         var entry: CacheEntry
         switch self {
         case .response(let response):
@@ -43,7 +44,7 @@ enum StoredRecord: Sendable {
         case .variants(let index):
             entry = CacheEntry(value: index.encoded(), metadata: [Self.variantIndexTag], storedAt: storedAt)
         }
-        entry.attachment = Box(self)
+        entry.attachment = Box(self, parsed: parsed)
         return entry
     }
 
@@ -58,17 +59,22 @@ enum StoredRecord: Sendable {
         let varyFieldNames: [String]?
         /// For a response, what its freshness needs, parsed once.
         let facts: FreshnessFacts?
+        /// Whether the record is a response without `Vary`, which answers every request for its
+        /// key.
+        let answersEveryRequest: Bool
 
-        init(_ record: StoredRecord) {
+        init(_ record: StoredRecord, parsed: ParsedResponseFields? = nil) {
             self.record = record
             if case .response(let response) = record {
                 self.response = response
-                varyFieldNames = VaryRule.fieldNames(in: response.response.headerFields)
-                facts = FreshnessFacts(response)
+                varyFieldNames = parsed.map(\.varyNames) ?? VaryRule.fieldNames(in: response.response.headerFields)
+                facts = FreshnessFacts(response, directives: parsed?.directives)
+                answersEveryRequest = varyFieldNames?.isEmpty == true
             } else {
                 response = nil
                 varyFieldNames = []
                 facts = nil
+                answersEveryRequest = false
             }
         }
 
