@@ -10,7 +10,7 @@ public import Foundation
 /// stored.
 ///
 /// The tiers know nothing of what the bytes mean. Upper layers keep what they need in
-/// ``metadata`` (HTTP headers, userInfo); it round-trips through the disk tier unchanged.
+/// ``metadata`` (headers, application metadata); it round-trips through the disk tier unchanged.
 public struct CacheEntry: Hashable, Sendable {
     /// The value, uncompressed.
     public var value: [UInt8]

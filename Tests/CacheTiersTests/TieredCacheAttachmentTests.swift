@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import CacheTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@testable import CacheTiers
+
+/// The seam upper layers read through: an attachment made once per entry and kept with it in
+/// memory, and what every lower tier reports and closes.
+@Suite struct TieredCacheAttachmentTests {
+    final class Decoded: Sendable {
+        let text: String
+        init(_ text: String) { self.text = text }
+    }
+
+    func makeCache(_ directory: TemporaryDirectory) throws -> TieredCache {
+        TieredCache(
+            memory: MemoryTier(configuration: .init(capacityBytes: 1 << 20, shardCount: 1)),
+            disk: try DiskTier(configuration: diskConfiguration(directory))
+        )
+    }
+
+    /// A lower-tier hit is attached once and promoted with its attachment; memory hits after it
+    /// return the same object without calling `attach` again.
+    @Test func aLowerTierHitIsAttachedOnceAndPromotedWithIt() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try makeCache(directory)
+            try await cache.set(entry(Array("hello".utf8)), for: "k")
+            cache.memory.removeAll()
+            let calls = Atomic<Int>(0)
+            func read() async -> CacheEntry? {
+                await cache.entry(for: "k") { entry in
+                    calls.add(1, ordering: .relaxed)
+                    return Decoded(String(decoding: entry.value, as: UTF8.self))
+                }
+            }
+            let first = try #require(await read())
+            let second = try #require(await read())
+            #expect((first.attachment as? Decoded)?.text == "hello")
+            let same = (first.attachment as? Decoded) === (second.attachment as? Decoded)
+            #expect(same)
+            #expect(calls.load(ordering: .relaxed) == 1)
+            // The attachment lives in memory only: the disk tier returns none.
+            #expect(await cache.disk?.entry(for: "k")?.attachment == nil)
+            // A memory entry stored without one gets one made (and is returned with it).
+            try await cache.set(entry(Array("plain".utf8)), for: "m")
+            let plain = try #require(await self.read(key: "m", cache))
+            #expect((plain.attachment as? Decoded)?.text == "plain")
+        }
+    }
+
+    func read(key: CacheKey, _ cache: TieredCache) async -> CacheEntry? {
+        await cache.entry(for: key) { Decoded(String(decoding: $0.value, as: UTF8.self)) }
+    }
+
+    /// Bytes the caller cannot use are a miss and are forgotten in every tier.
+    @Test func unusableBytesAreAMissAndAreForgottenEverywhere() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try makeCache(directory)
+            try await cache.set(entry([0xFF]), for: "bad")
+            cache.memory.removeAll()
+            #expect(await cache.entry(for: "bad") { _ in nil } == nil)
+            #expect(cache.memory.entry(for: "bad") == nil)
+            #expect(await cache.disk?.entry(for: "bad") == nil)
+            // The same in memory.
+            try await cache.set(entry([0xFE]), for: "bad2", policy: .allowedInMemoryOnly)
+            #expect(await cache.entry(for: "bad2") { _ in nil } == nil)
+            #expect(cache.memory.entry(for: "bad2") == nil)
+        }
+    }
+
+    /// Every lower tier reports its usage through the protocol, and closes through the cache.
+    @Test func lowerTiersReportUsageAndClose() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try makeCache(directory)
+            try await cache.set(entry(SampleData.json(approximateBytes: 2000)), for: "a")
+            let usage = await cache.usage()
+            #expect(usage.lowerTiers.count == 1)
+            #expect(usage.lowerTiers[0].entryCount == 1 && usage.lowerTiers[0].bytes == usage.disk?.bytes)
+            try await cache.close()
+            #expect(await cache.disk?.isOpen == false)
+            // Memory still answers; the closed disk tier misses.
+            #expect(await cache.entry(for: "a") != nil)
+            cache.memory.removeAll()
+            #expect(await cache.entry(for: "a") == nil)
+        }
+    }
+}
