@@ -11,25 +11,110 @@ public import Foundation
 
 /// A response as the cache keeps it: head, body, the app's userInfo, where it may be stored, and
 /// the times RFC 9111 needs to compute its age.
+///
+/// A value type with copy-on-write storage: copying one (out of the cache, into a decision or an
+/// answer) costs one reference count, however many fields it has; the first change to a shared
+/// copy copies the fields.
 public struct CachedResponse: Hashable, Sendable {
+    /// The fields, shared between copies until one changes.
+    private final class Storage: Sendable {
+        let response: HTTPResponse
+        let body: [UInt8]
+        let userInfo: [String: UserInfoValue]
+        let storagePolicy: StoragePolicy
+        let requestTime: Date
+        let responseTime: Date
+        let validatedAt: Date
+        let varyingRequestFields: HTTPFields
+
+        init(
+            response: HTTPResponse,
+            body: [UInt8],
+            userInfo: [String: UserInfoValue],
+            storagePolicy: StoragePolicy,
+            requestTime: Date,
+            responseTime: Date,
+            validatedAt: Date,
+            varyingRequestFields: HTTPFields
+        ) {
+            self.response = response
+            self.body = body
+            self.userInfo = userInfo
+            self.storagePolicy = storagePolicy
+            self.requestTime = requestTime
+            self.responseTime = responseTime
+            self.validatedAt = validatedAt
+            self.varyingRequestFields = varyingRequestFields
+        }
+
+        /// A copy with one field changed.
+        func with(
+            response: HTTPResponse? = nil,
+            body: [UInt8]? = nil,
+            userInfo: [String: UserInfoValue]? = nil,
+            storagePolicy: StoragePolicy? = nil,
+            requestTime: Date? = nil,
+            responseTime: Date? = nil,
+            validatedAt: Date? = nil,
+            varyingRequestFields: HTTPFields? = nil
+        ) -> Storage {
+            Storage(
+                response: response ?? self.response,
+                body: body ?? self.body,
+                userInfo: userInfo ?? self.userInfo,
+                storagePolicy: storagePolicy ?? self.storagePolicy,
+                requestTime: requestTime ?? self.requestTime,
+                responseTime: responseTime ?? self.responseTime,
+                validatedAt: validatedAt ?? self.validatedAt,
+                varyingRequestFields: varyingRequestFields ?? self.varyingRequestFields
+            )
+        }
+    }
+
+    private var storage: Storage
+
     /// The response head: status and header fields, repeated fields kept in order.
-    public var response: HTTPResponse
+    public var response: HTTPResponse {
+        get { storage.response }
+        set { storage = storage.with(response: newValue) }
+    }
     /// The body. An empty body is a cached answer too, distinct from no answer.
-    public var body: [UInt8]
+    public var body: [UInt8] {
+        get { storage.body }
+        set { storage = storage.with(body: newValue) }
+    }
     /// Values the app keeps with the response; they round-trip through the disk tier.
-    public var userInfo: [String: UserInfoValue]
+    public var userInfo: [String: UserInfoValue] {
+        get { storage.userInfo }
+        set { storage = storage.with(userInfo: newValue) }
+    }
     /// Where the cache may keep it.
-    public var storagePolicy: StoragePolicy
+    public var storagePolicy: StoragePolicy {
+        get { storage.storagePolicy }
+        set { storage = storage.with(storagePolicy: newValue) }
+    }
     /// When the request that produced the response was sent (RFC 9111 §4.2.3 `request_time`).
-    public var requestTime: Date
+    public var requestTime: Date {
+        get { storage.requestTime }
+        set { storage = storage.with(requestTime: newValue) }
+    }
     /// When the response was received (RFC 9111 §4.2.3 `response_time`).
-    public var responseTime: Date
+    public var responseTime: Date {
+        get { storage.responseTime }
+        set { storage = storage.with(responseTime: newValue) }
+    }
     /// When the origin last confirmed the response (a 200 or a 304); equals ``responseTime`` until
     /// a revalidation.
-    public var validatedAt: Date
+    public var validatedAt: Date {
+        get { storage.validatedAt }
+        set { storage = storage.with(validatedAt: newValue) }
+    }
     /// The request header fields named by the response's `Vary`, as the request sent them: what
     /// selects this variant (RFC 9111 §4.1).
-    public var varyingRequestFields: HTTPFields
+    public var varyingRequestFields: HTTPFields {
+        get { storage.varyingRequestFields }
+        set { storage = storage.with(varyingRequestFields: newValue) }
+    }
 
     /// Creates a cached response.
     public init(
@@ -42,13 +127,34 @@ public struct CachedResponse: Hashable, Sendable {
         validatedAt: Date? = nil,
         varyingRequestFields: HTTPFields = [:]
     ) {
-        self.response = response
-        self.body = body
-        self.userInfo = userInfo
-        self.storagePolicy = storagePolicy
-        self.requestTime = requestTime
-        self.responseTime = responseTime
-        self.validatedAt = validatedAt ?? responseTime
-        self.varyingRequestFields = varyingRequestFields
+        storage = Storage(
+            response: response,
+            body: body,
+            userInfo: userInfo,
+            storagePolicy: storagePolicy,
+            requestTime: requestTime,
+            responseTime: responseTime,
+            validatedAt: validatedAt ?? responseTime,
+            varyingRequestFields: varyingRequestFields
+        )
+    }
+
+    public static func == (lhs: CachedResponse, rhs: CachedResponse) -> Bool {
+        if lhs.storage === rhs.storage { return true }
+        return lhs.response == rhs.response && lhs.body == rhs.body && lhs.userInfo == rhs.userInfo
+            && lhs.storagePolicy == rhs.storagePolicy && lhs.requestTime == rhs.requestTime
+            && lhs.responseTime == rhs.responseTime && lhs.validatedAt == rhs.validatedAt
+            && lhs.varyingRequestFields == rhs.varyingRequestFields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(response)
+        hasher.combine(body)
+        hasher.combine(userInfo)
+        hasher.combine(storagePolicy)
+        hasher.combine(requestTime)
+        hasher.combine(responseTime)
+        hasher.combine(validatedAt)
+        hasher.combine(varyingRequestFields)
     }
 }
