@@ -98,6 +98,7 @@ public final class CachingHTTPClient: Sendable, Service {
     public let configuration: Configuration
 
     let flights = SingleFlight<String, NetworkOutcome>()
+    private let wallClock: @Sendable () -> Date
     let backoffTable = Mutex(BackoffTable())
     let exchanges = Atomic<Int>(0)
 
@@ -110,6 +111,7 @@ public final class CachingHTTPClient: Sendable, Service {
         self.transport = transport
         self.cache = cache
         self.configuration = configuration
+        self.wallClock = cache.configuration.now
     }
 
     /// How many requests the client has sent to the transport.
@@ -128,5 +130,6 @@ public final class CachingHTTPClient: Sendable, Service {
         flights.cancelAll()
     }
 
-    var now: Date { cache.configuration.now() }
+    /// The cache's wall clock, read without copying the cache's configuration on every call.
+    var now: Date { wallClock() }
 }
