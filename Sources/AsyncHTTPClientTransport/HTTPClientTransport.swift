@@ -34,16 +34,29 @@ public struct HTTPClientTransport: HTTPTransport {
     public let client: HTTPClient
     /// The largest body the transport accepts; a larger one is a network error.
     public var maximumBodyBytes: Int
+    /// The clock the body's deadline waits on (the head's is the event loop's). Default
+    /// `ContinuousClock()`; tests pass a manual one.
+    public var clock: any Clock<Duration>
 
     /// Creates a transport.
     /// - Parameters:
     ///   - client: the HTTP client; default `HTTPClient.shared`.
     ///   - maximumBodyBytes: the largest response body accepted; default 64 MiB.
-    public init(client: HTTPClient = .shared, maximumBodyBytes: Int = 64 << 20) {
+    ///   - clock: the clock the body's deadline waits on; default `ContinuousClock()`.
+    public init(
+        client: HTTPClient = .shared,
+        maximumBodyBytes: Int = 64 << 20,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
         self.client = client
         self.maximumBodyBytes = maximumBodyBytes
+        self.clock = clock
     }
 
+    /// Sends `request` and collects the whole answer within `timeout`: the deadline covers the
+    /// head and the body, so an origin that sends its head and then stalls fails with
+    /// ``CachingClient/CachingClientError/Code/timeout`` when the time is up (and the connection is
+    /// closed), instead of holding the caller — and every caller waiting on the same flight.
     public func send(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration) async throws -> HTTPTransportResponse {
         guard let scheme = request.scheme, let authority = request.authority else {
             throw CachingClientError(code: .network, message: "the request has no absolute URL")
@@ -55,8 +68,9 @@ public struct HTTPClientTransport: HTTPTransport {
         }
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         do {
+            let started = ContinuousClock.now
             let received = try await client.execute(outgoing, timeout: TimeAmount(timeout))
-            let bytes = try await received.body.collect(upTo: maximumBodyBytes)
+            let bytes = try await collect(received.body, within: timeout - (ContinuousClock.now - started))
             var fields = HTTPFields()
             for header in received.headers {
                 guard let name = HTTPField.Name(header.name) else { continue }
@@ -72,6 +86,26 @@ public struct HTTPClientTransport: HTTPTransport {
             )
         } catch {
             throw Self.classify(error)
+        }
+    }
+
+    /// The body, collected within `remaining` (what the head left of the exchange's time, waited
+    /// on ``clock``); past it the exchange is cancelled, which closes the connection, and the
+    /// answer is a timeout.
+    private func collect(_ body: HTTPClientResponse.Body, within remaining: Duration) async throws -> ByteBuffer {
+        let limit = maximumBodyBytes
+        let clock = self.clock
+        return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await body.collect(upTo: limit) }
+            group.addTask {
+                try await clock.sleep(for: max(.zero, remaining))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let bytes = first else {
+                throw CachingClientError(code: .timeout, message: "the response body did not arrive in time")
+            }
+            return bytes
         }
     }
 

@@ -74,7 +74,11 @@ public final class CacheProxy: Service, Sendable {
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: upstreamClientConfiguration())
         let client = CachingHTTPClient(
             transport: UpstreamTransport(
-                base: HTTPClientTransport(client: httpClient, maximumBodyBytes: configuration.maximumBodyBytes)
+                base: HTTPClientTransport(
+                    client: httpClient,
+                    maximumBodyBytes: configuration.maximumBodyBytes,
+                    clock: configuration.clock
+                )
             ),
             cache: cache,
             configuration: .init(

@@ -40,6 +40,12 @@ final class OriginHandler: ChannelInboundHandler {
         switch behavior {
         case .dropConnection:
             context.close(promise: nil)
+        case .stallBody(let status, let fields, let firstBytes, let declaredLength):
+            var headers = HTTPHeaders(fields)
+            headers.replaceOrAdd(name: "Content-Length", value: "\(declaredLength)")
+            let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: status), headers: headers)
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: firstBytes)))), promise: nil)
         case .hold(let gate, let then):
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             gate.wait(on: context.eventLoop).whenSuccess {

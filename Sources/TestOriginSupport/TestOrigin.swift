@@ -36,6 +36,9 @@ public final class TestOrigin: Sendable {
         case hold(Gate, then: Behavior)
         /// Closes the connection without answering.
         case dropConnection
+        /// Sends the head (with `Content-Length: declaredLength`) and `firstBytes` of the body,
+        /// then stalls: the rest never comes, until the client or ``TestOrigin/stop()`` closes.
+        case stallBody(status: Int = 200, headers: [(String, String)] = [], firstBytes: [UInt8], declaredLength: Int)
 
         /// A 200 with `body` (UTF-8) and `headers`.
         public static func ok(_ body: String, headers: [(String, String)] = []) -> Behavior {
