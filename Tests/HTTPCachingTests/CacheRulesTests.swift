@@ -141,6 +141,18 @@ import Testing
         (false, "GET", 200, [("Cache-Control", "max-age=60")], [("Authorization", "Bearer x")], true),
         (false, "GET", 200, [("Vary", "*")], [], false),
         (false, "GET", 299, [("Expires", "Sun, 06 Nov 2094 08:49:37 GMT")], [], true),
+        // Never usable: an invalid max-age (stale at once) and nothing to revalidate or serve stale with.
+        (false, "GET", 200, [("Cache-Control", "max-age=garbage")], [], false),
+        (false, "GET", 200, [("Cache-Control", "max-age=-5")], [], false),
+        (true, "GET", 200, [("Cache-Control", "max-age=-5")], [], false),
+        (false, "GET", 200, [("Cache-Control", "max-age=-5"), ("ETag", "\"v\"")], [], true),
+        (
+            false, "GET", 200, [("Cache-Control", "max-age=x"), ("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")], [],
+            true
+        ),
+        (false, "GET", 200, [("Cache-Control", "max-age=x, stale-if-error=60")], [], true),
+        (true, "GET", 200, [("Cache-Control", "max-age=x, s-maxage=60")], [], true),
+        (false, "GET", 200, [("Cache-Control", "max-age=0")], [], true),  // valid 0: a client's TTLs may use it
     ])
     func storability(
         shared: Bool,

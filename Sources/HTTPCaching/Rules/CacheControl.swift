@@ -22,6 +22,8 @@ public struct CacheControl: Hashable, Sendable {
     /// `max-age`: in a response, its freshness lifetime; in a request, the oldest response the
     /// client accepts. Seconds.
     public var maxAge: Int?
+    /// Whether a `max-age` argument was not delta-seconds (garbage, negative, empty): read as 0.
+    var hasInvalidMaxAge = false
     /// `s-maxage`: a shared cache's freshness lifetime, which overrides `max-age` there. Seconds.
     public var sharedMaxAge: Int?
     /// `max-stale` in a request: how stale a response the client accepts; ``MaxStale/unlimited``
@@ -113,7 +115,10 @@ public struct CacheControl: Hashable, Sendable {
 
     private mutating func apply(_ name: String, _ argument: String?) {
         switch name {
-        case "max-age": maxAge = Self.smaller(maxAge, Self.seconds(argument) ?? 0)
+        case "max-age":
+            let seconds = Self.seconds(argument)
+            if seconds == nil { hasInvalidMaxAge = true }
+            maxAge = Self.smaller(maxAge, seconds ?? 0)
         case "s-maxage": sharedMaxAge = Self.smaller(sharedMaxAge, Self.seconds(argument) ?? 0)
         case "max-stale":
             if argument == nil {

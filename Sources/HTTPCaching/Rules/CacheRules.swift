@@ -77,6 +77,9 @@ public struct CacheRules: Hashable, Sendable {
         guard explicitlyCacheable || Self.heuristicallyCacheableStatuses.contains(status) else {
             return verdict("status \(status) without explicit freshness")
         }
+        if Self.isNeverUsable(response, directives: directives, mode: mode) {
+            return verdict("never fresh (invalid max-age) and nothing to revalidate or serve stale with")
+        }
         return verdict(nil)
     }
 
@@ -164,6 +167,21 @@ public struct CacheRules: Hashable, Sendable {
     /// The `Age` field value for a current age of `age` seconds.
     static func ageHeaderValue(age: TimeInterval) -> String {
         String(Int(min(Double(CacheControl.maximumDeltaSeconds), age.rounded(.down))))
+    }
+}
+
+extension CacheRules {
+    /// Whether a stored copy of `response` could never be used: its only freshness is an invalid
+    /// `max-age` (read as 0, so stale at once), and it has no validator to revalidate with
+    /// (`ETag`, `Last-Modified`), no `Expires`, no `s-maxage` in a shared cache, and no
+    /// `stale-while-revalidate` or `stale-if-error` to be served stale under. Storing it would
+    /// only spend space (and, on disk, writes).
+    static func isNeverUsable(_ response: HTTPResponse, directives: CacheControl, mode: ResponseCache.Mode) -> Bool {
+        guard directives.hasInvalidMaxAge, directives.maxAge == 0 else { return false }
+        if mode.isShared, directives.sharedMaxAge != nil { return false }
+        let fields = response.headerFields
+        return !fields.contains(.eTag) && !fields.contains(.lastModified) && !fields.contains(.expires)
+            && directives.staleWhileRevalidate == nil && directives.staleIfError == nil
     }
 }
 
