@@ -127,7 +127,9 @@ public final class CacheProxy: Service, Sendable {
             ),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             logger: configuration.logger,
-            responder: { request, writer, _ in try await handler.respond(to: request, writer: writer) },
+            responder: { request, writer, channel in
+                try await handler.respond(to: request, writer: writer, channel: channel)
+            },
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }
         )
         // Shut down in reverse order: the listener first (it drains), then the client, the cache.

@@ -15,7 +15,9 @@ struct ProxyHandler: Sendable {
     let metrics: ProxyMetrics
     let logger: Logger
 
-    func respond(to request: Request, writer: consuming ResponseWriter) async throws {
+    /// - Parameter channel: the connection; closed after an answer that says `Connection: close`
+    ///   (HummingbirdCore keeps a connection open unless the request asked to close it).
+    func respond(to request: Request, writer: consuming ResponseWriter, channel: any Channel) async throws {
         let start = ContinuousClock.now
         var request = request
         var (response, body, status) = await answer(&request)
@@ -34,10 +36,20 @@ struct ProxyHandler: Sendable {
             ]
         )
         let responseBody = body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body))
+        let closes = response.headerFields[.connection] == "close"
         try await writer.write(response: response, body: responseBody)
+        if closes { try? await channel.close() }
     }
 
     private func answer(_ request: inout Request) async -> (HTTPResponse, [UInt8], CacheStatus) {
+        if request.method == .connect {
+            // A tunnel is not a cacheable exchange; say so in a framed answer, then close.
+            return Self.refusal(.notImplemented, "CONNECT (tunnelling) is not supported\n", close: true)
+        }
+        // RFC 9112 §3.2: exactly one Host. The first becomes the authority; any other stays a field.
+        guard request.head.authority != nil, request.headers[values: Self.host].isEmpty else {
+            return Self.refusal(.badRequest, "a request needs exactly one Host field\n", close: true)
+        }
         guard let outgoing = ProxyMapping.upstreamRequest(for: request.head, upstream: upstream) else {
             return Self.refusal(.badRequest, "the request target must be a path or an absolute URL\n")
         }
@@ -47,8 +59,15 @@ struct ProxyHandler: Sendable {
         let received: ByteBuffer
         do {
             received = try await request.collectBody(upTo: maximumRequestBodyBytes)
+        } catch is NIOTooManyBytesError {
+            return Self.refusal(
+                .contentTooLarge,
+                "the request body is larger than \(maximumRequestBodyBytes) bytes\n",
+                close: true
+            )
         } catch {
-            return Self.refusal(.contentTooLarge, "the request body could not be read whole: \(error)\n")
+            // Broken framing (a malformed chunk size, say): the rest of the stream is unreadable.
+            return Self.refusal(.badRequest, "the request body is malformed: \(error)\n", close: true)
         }
         let isBodyless = [.get, .head, .options, .trace, .delete].contains(outgoing.method)
         let body: [UInt8]? =
@@ -60,12 +79,18 @@ struct ProxyHandler: Sendable {
         return ProxyMapping.answer(for: result, to: outgoing, statusHeader: statusHeader)
     }
 
+    /// An answer the proxy gives itself; `close` ends the connection after it (when what follows
+    /// on the connection cannot be trusted to be framed).
     private static func refusal(
         _ status: HTTPResponse.Status,
-        _ message: String
+        _ message: String,
+        close: Bool = false
     ) -> (HTTPResponse, [UInt8], CacheStatus) {
         let body = Array(message.utf8)
-        let fields: HTTPFields = [.contentType: "text/plain; charset=utf-8", .contentLength: String(body.count)]
+        var fields: HTTPFields = [.contentType: "text/plain; charset=utf-8", .contentLength: String(body.count)]
+        if close { fields[.connection] = "close" }
         return (HTTPResponse(status: status, headerFields: fields), body, .error)
     }
+
+    private static let host = HTTPField.Name("Host")!
 }

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One raw TCP exchange with a server on loopback: writes bytes exactly as given (no client
+/// library fixes the framing up) and reads until the server closes the connection, or gives up
+/// after `limitSeconds` of silence (a bound on a hang, not a wait for time to pass).
+enum RawConnection {
+    struct Outcome {
+        /// Everything the server sent, as text.
+        var text: String
+        /// Whether the server closed the connection (false: the read gave up on silence).
+        var closed: Bool
+        /// The errno of a failed read, 0 when none failed.
+        var readError: Int32 = 0
+    }
+
+    /// The exchange, on a thread of its own: blocking socket calls must not hold one of the few
+    /// threads the servers under test run their async work on.
+    static func exchange(port: Int, _ request: String, limitSeconds: Int = 10) async -> Outcome {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(returning: blockingExchange(port: port, request, limitSeconds: limitSeconds))
+            }
+        }
+    }
+
+    private static func blockingExchange(port: Int, _ request: String, limitSeconds: Int) -> Outcome {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        precondition(descriptor >= 0, "socket() failed")
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        precondition(connected == 0, "connect() failed")
+        let bytes = Array(request.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let written = bytes[sent...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            guard written > 0 else { break }
+            sent += written
+        }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, Int32(limitSeconds * 1000)) > 0 else {
+                return Outcome(text: String(decoding: received, as: UTF8.self), closed: false)
+            }
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                received += buffer[..<count]
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                return Outcome(
+                    text: String(decoding: received, as: UTF8.self),
+                    closed: count == 0,
+                    readError: count < 0 ? errno : 0
+                )
+            }
+        }
+    }
+}
