@@ -12,12 +12,17 @@ import Darwin
 
 /// A cache directory and its lock: one directory, one owner.
 ///
-/// The lock is `flock(LOCK_EX | LOCK_NB)` on the file `lock`. flock locks belong to an open file
-/// description, so a second opener is refused whether it is another process or another instance
-/// in this one. The lock goes away with the process, so a crash never leaves a stale lock.
+/// The lock is `flock(LOCK_EX | LOCK_NB)` on the directory itself, then on the file `lock` inside
+/// it. flock locks belong to an open file description, so a second opener is refused whether it
+/// is another process or another instance in this one, and they go away with the process, so a
+/// crash never leaves a stale lock. The directory's lock is what holds: deleting or replacing the
+/// `lock` file (a temporary-file cleaner, a hand) cannot split ownership, because a second opener
+/// still meets the lock on the directory; the file's lock keeps out versions that locked only it.
 package struct CacheDirectory {
     package let path: FilePath
     private let lockFile: CacheFile?
+    /// The directory opened for its lock, or -1.
+    private let directoryDescriptor: Int32
 
     package static let lockFileName = "lock"
     package static let snapshotFileName = "index.lcx"
@@ -38,26 +43,48 @@ package struct CacheDirectory {
         }
         guard lock else {
             lockFile = nil
+            directoryDescriptor = -1
             return
         }
-        let file = try CacheFile.open(path.appending(Self.lockFileName), create: true)
-        guard flock(file.descriptor.rawValue, LOCK_EX | LOCK_NB) == 0 else {
-            let error = Errno(rawValue: errno)
+        let directory = path.withPlatformString { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard directory >= 0 else { throw CacheFile.error(Errno(rawValue: errno), "open \(path)") }
+        if let failure = Self.lockFailure(directory, path) {
+            close(directory)
+            throw failure
+        }
+        let file: CacheFile
+        do {
+            file = try CacheFile.open(path.appending(Self.lockFileName), create: true)
+        } catch {
+            close(directory)
+            throw error
+        }
+        if let failure = Self.lockFailure(file.descriptor.rawValue, path) {
             file.close()
-            if error == .wouldBlock || error == .resourceTemporarilyUnavailable {
-                throw CacheError(
-                    code: .directoryLocked,
-                    message: "\(path) is in use by another process or another cache instance in this one"
-                )
-            }
-            throw CacheFile.error(error, "lock \(path)")
+            close(directory)
+            throw failure
         }
         lockFile = file
+        directoryDescriptor = directory
     }
 
-    /// Releases the lock.
+    /// Takes the exclusive lock on `descriptor`; the error to throw when that fails.
+    private static func lockFailure(_ descriptor: Int32, _ path: FilePath) -> CacheError? {
+        guard flock(descriptor, LOCK_EX | LOCK_NB) != 0 else { return nil }
+        let error = Errno(rawValue: errno)
+        if error == .wouldBlock || error == .resourceTemporarilyUnavailable {
+            return CacheError(
+                code: .directoryLocked,
+                message: "\(path) is in use by another process or another cache instance in this one"
+            )
+        }
+        return CacheFile.error(error, "lock \(path)")
+    }
+
+    /// Releases the lock. Call it once (the owner's single release path does).
     package func unlock() {
         lockFile?.close()
+        if directoryDescriptor >= 0 { close(directoryDescriptor) }
     }
 
     /// The file name of segment `sequence`.
