@@ -28,7 +28,7 @@ import Testing
             #expect(await owner.entry(for: "k")?.value == Array("mine".utf8))
 
             // A replaced lock file changes nothing either.
-            FileManager.default.createFile(atPath: path + "/lock", contents: Data())
+            #expect(FileManager.default.createFile(atPath: path + "/lock", contents: Data()))
             #expect(throws: CacheError.self) { try DiskTier(configuration: .init(directory: path)) }
             try await owner.close()
             // Once the owner closes, the directory opens again.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-public import CacheTiers
+import CacheTiers
 public import HTTPTypes
 import Logging
 

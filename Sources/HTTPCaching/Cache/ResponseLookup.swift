@@ -4,9 +4,9 @@ public import CacheTiers
 public import HTTPTypes
 
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+package import FoundationEssentials
 #else
-public import Foundation
+package import Foundation
 #endif
 
 /// What a ``ResponseCache`` holds for one request, found once: the request's normalized key, the
