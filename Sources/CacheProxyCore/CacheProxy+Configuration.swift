@@ -5,12 +5,6 @@ public import HTTPTypes
 public import Logging
 public import Metrics
 
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
-
 extension CacheProxy {
     /// How a proxy is set up; every parameter but the upstream has a default.
     public struct Configuration: Sendable {
