@@ -151,7 +151,9 @@ import Testing
     @Test func lruIsExactWithOneShard() {
         // Room for exactly three entries.
         let cost = Self.entry(valueBytes: 100).cost(keyByteCount: 1)
-        let tier = MemoryTier(configuration: .init(capacityBytes: 3 * cost, admissionFraction: 1, shardCount: 1))
+        let tier = MemoryTier(
+            configuration: .init(capacityBytes: 3 * cost, admissionFraction: 1, shardCount: 1, evictionPolicy: .lru)
+        )
         for key in ["a", "b", "c"] { tier.set(Self.entry(valueBytes: 100), for: CacheKey(key)) }
         #expect(tier.entry(for: "a") != nil)
         tier.set(Self.entry(valueBytes: 100), for: "d")
@@ -193,9 +195,21 @@ import Testing
     // MARK: Random sequences against the reference model
 
     static let exactConfigurations: [MemoryTier.Configuration] = [
-        .init(capacityBytes: 4000, maximumEntryCount: 12, admissionFraction: 0.225, shardCount: 1),
+        .init(
+            capacityBytes: 4000,
+            maximumEntryCount: 12,
+            admissionFraction: 0.225,
+            shardCount: 1,
+            evictionPolicy: .lru
+        ),
         // Budgets this small make the tier fall back to one shard, so its LRU is exact too.
-        .init(capacityBytes: 4000, maximumEntryCount: 12, admissionFraction: 0.225, shardCount: 16),
+        .init(
+            capacityBytes: 4000,
+            maximumEntryCount: 12,
+            admissionFraction: 0.225,
+            shardCount: 16,
+            evictionPolicy: .lru
+        ),
     ]
 
     @Test(arguments: exactConfigurations, [11, 12] as [UInt64])

@@ -9,19 +9,31 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// The in-memory tier: an LRU cache of ``CacheEntry`` values bounded by total cost in bytes and by
-/// entry count.
+/// The in-memory tier: a cache of ``CacheEntry`` values bounded by total cost in bytes and by
+/// entry count, evicting by S3-FIFO (the default) or LRU (see ``EvictionPolicy``).
 ///
 /// Calls are synchronous and thread-safe: a hit takes one lock, never suspends and copies no
 /// bytes (the entry's arrays are shared, copy-on-write). The tier is a class over locks rather
 /// than an actor because one actor serializes every core and its hop costs more than the lookup.
 ///
-/// The tier is split into shards, each an exact LRU behind its own `Mutex`, chosen by the high
-/// bits of the key's digest, so that tasks on different cores rarely wait for each other. Each
-/// shard gets an equal part of the byte and count budgets and evicts its own least recently used
-/// entry: the LRU order is exact within a shard and approximate across the tier. A `shardCount`
-/// of 1 gives one exact global LRU; small budgets also get fewer shards (see
-/// ``Configuration/shardCount``).
+/// The tier is split into shards, each evicting on its own behind its own `Mutex`, chosen by the
+/// high bits of the key's digest, so that tasks on different cores rarely wait for each other.
+/// Each shard gets an equal part of the byte and count budgets: the policy is exact within a
+/// shard and approximate across the tier. A `shardCount` of 1 gives one exact global policy;
+/// small budgets also get fewer shards (see ``Configuration/shardCount``).
+///
+/// Under S3-FIFO a hit only raises a small frequency count in the entry's node, where LRU moves
+/// the node to the front of its list, so hits are cheaper; and a one-time scan of many keys passes
+/// through the small queue instead of flushing the entries that are read again. On Twitter's
+/// production trace (`docs/benchmarks.md`) it misses 7–10% less often than LRU.
+///
+/// With a ``TieredCache``, the disk tier below keeps its own policy: FIFO segment retirement with
+/// a second chance for entries read since they were written. An entry evicted from memory stays on
+/// disk; a later read is a disk hit that promotes it back into memory as a new key (into the small
+/// queue, or straight into the main queue when its digest is still a ghost: it was evicted from
+/// the small queue recently, so it is read again soon after entering). Disk reads of promoted
+/// entries mark them for their second chance on disk, so the keys memory keeps asking for survive
+/// segment retirement too.
 ///
 /// An entry costs ``CacheEntry/cost(keyByteCount:)`` bytes: its key, value and metadata bytes plus
 /// a fixed overhead. An entry costing more than `admissionFraction` of the whole tier's
@@ -53,25 +65,31 @@ public final class MemoryTier: Sendable {
         /// 0.05 (5%); must be in `0...1`.
         public var admissionFraction: Double
         /// How many independently locked shards the tier is split into. Defaults to 16; rounded up
-        /// to a power of two; must be at least 1. 1 gives one exact global LRU.
+        /// to a power of two; must be at least 1. 1 gives one exact global policy.
         ///
         /// The tier uses fewer shards when the budgets are small, so that each shard keeps a
         /// meaningful part of them: it halves the count while a shard would get less than 1 MiB,
         /// fewer than 64 entries, or less than the largest admissible entry
         /// (`admissionFraction × capacityBytes`).
         public var shardCount: Int
+        /// Which entry a full shard drops. Defaults to ``EvictionPolicy/s3FIFO``, which missed
+        /// least on the production trace in `docs/benchmarks.md` and does no list surgery on a
+        /// hit; ``EvictionPolicy/lru`` is the exact LRU.
+        public var evictionPolicy: EvictionPolicy
 
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(
             capacityBytes: Int = 64 << 20,
             maximumEntryCount: Int = 100_000,
             admissionFraction: Double = 0.05,
-            shardCount: Int = 16
+            shardCount: Int = 16,
+            evictionPolicy: EvictionPolicy = .s3FIFO
         ) {
             self.capacityBytes = capacityBytes
             self.maximumEntryCount = maximumEntryCount
             self.admissionFraction = admissionFraction
             self.shardCount = shardCount
+            self.evictionPolicy = evictionPolicy
         }
     }
 
@@ -149,7 +167,8 @@ public final class MemoryTier: Sendable {
                 MemoryShard(
                     costLimit: bytesPerShard + (index < extraBytes ? 1 : 0),
                     countLimit: countPerShard + (index < extraCount ? 1 : 0),
-                    maximumEntryCost: admissionLimit
+                    maximumEntryCost: admissionLimit,
+                    policy: configuration.evictionPolicy
                 )
             )
         }
@@ -191,7 +210,8 @@ public final class MemoryTier: Sendable {
         shards[Int(truncatingIfNeeded: key.digest >> shardShift)]
     }
 
-    /// The entry stored for `key`, which becomes the most recently used in its shard.
+    /// The entry stored for `key`, which becomes the most recently used in its shard (LRU) or is
+    /// marked as read (S3-FIFO).
     /// - Parameter key: the key to look up.
     /// - Returns: the entry, or nil on a miss.
     /// - Complexity: O(1) on average; the entry's bytes are not copied.
@@ -232,8 +252,8 @@ public final class MemoryTier: Sendable {
         return outcome.stored
     }
 
-    /// Stores `entry` for `key` as the most recently used, evicting least recently used entries of
-    /// the key's shard until its budgets hold.
+    /// Stores `entry` for `key`, evicting entries of the key's shard by the eviction policy until
+    /// its budgets hold.
     ///
     /// An entry costing more than `admissionFraction × capacityBytes` is refused, and so is every
     /// entry when the tier stores nothing. A refused set still removes the older entry for `key`,
