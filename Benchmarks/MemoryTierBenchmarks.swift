@@ -12,7 +12,8 @@ import FoundationNetworking
 #endif
 
 /// The memory tier against Foundation's memory-only `URLCache` on the same workload, in the same
-/// run: 10,000 keys holding 1 KB values each, all warm, read in a random order.
+/// run: 10,000 keys holding 1 KB values each, all warm, read in a random order. Our rows name the
+/// eviction policy: the default S3-FIFO (a hit raises a frequency) and LRU (a hit moves a node).
 ///
 /// - Hit latency: one task; gets are timed in batches of 100 (so that the clock's own cost is
 ///   spread over many gets), and p50 / p99 are over those batches. Ops/s is the total. Besides the
@@ -109,9 +110,10 @@ enum MemoryTierBenchmarks {
         let requests = fixture.requests
 
         let tier = fixture.warmTier(.init())
+        let lruTier = fixture.warmTier(.init(evictionPolicy: .lru))
         let oneShard = fixture.warmTier(.init(shardCount: 1))
         let counted = fixture.warmTier(.init(), metrics: AtomicMetricsFactory())
-        var shard = MemoryShard(costLimit: 64 << 20, countLimit: 100_000)
+        var shard = MemoryShard(costLimit: 64 << 20, countLimit: 100_000, policy: .s3FIFO)
         for (key, entry) in zip(keys, fixture.entries) { shard.set(entry, for: key) }
         let urlCache = fixture.warmURLCache()
 
@@ -131,11 +133,12 @@ enum MemoryTierBenchmarks {
                     return hits
                 }
             ),
-            ("MemoryTier", "16 shards, no metrics backend", tierLookup(tier)),
-            ("MemoryTier", "1 shard, no metrics backend", tierLookup(oneShard)),
-            ("MemoryTier", "16 shards, atomic metrics backend", tierLookup(counted)),
+            ("MemoryTier", "16 shards, s3fifo, no metrics backend", tierLookup(tier)),
+            ("MemoryTier", "16 shards, lru, no metrics backend", tierLookup(lruTier)),
+            ("MemoryTier", "1 shard, s3fifo, no metrics backend", tierLookup(oneShard)),
+            ("MemoryTier", "16 shards, s3fifo, atomic metrics backend", tierLookup(counted)),
             (
-                "MemoryShard", "bare: no lock, no metrics",
+                "MemoryShard", "bare s3fifo: no lock, no metrics",
                 { order, range in
                     var hits = 0
                     for index in range where shard.entry(for: keys[order[index]]) != nil { hits += 1 }
@@ -205,6 +208,7 @@ enum MemoryTierBenchmarks {
         let requests = fixture.requests
 
         let tier = fixture.warmTier(.init())
+        let lruTier = fixture.warmTier(.init(evictionPolicy: .lru))
         let oneShard = fixture.warmTier(.init(shardCount: 1))
         let counted = fixture.warmTier(.init(), metrics: AtomicMetricsFactory())
         let urlCache = fixture.warmURLCache()
@@ -225,9 +229,10 @@ enum MemoryTierBenchmarks {
                     precondition(hits == operations)
                 }
             ),
-            ("MemoryTier", "16 shards", tierWorker(tier)),
-            ("MemoryTier", "1 shard", tierWorker(oneShard)),
-            ("MemoryTier", "16 shards, atomic metrics", tierWorker(counted)),
+            ("MemoryTier", "16 shards, s3fifo", tierWorker(tier)),
+            ("MemoryTier", "16 shards, lru", tierWorker(lruTier)),
+            ("MemoryTier", "1 shard, s3fifo", tierWorker(oneShard)),
+            ("MemoryTier", "16 shards, s3fifo, atomic metrics", tierWorker(counted)),
             // The ceiling for this access pattern on this machine: nothing shared between tasks.
             (
                 "MemoryTier", "one private tier per task",

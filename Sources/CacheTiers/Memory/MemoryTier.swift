@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
 package import Metrics
-internal import Synchronization
 
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
@@ -119,7 +118,8 @@ public final class MemoryTier: Sendable {
     /// The number of shards in use, after rounding and the reduction for small budgets.
     package let shardCount: Int
 
-    private let shards: [Shard]
+    /// Each shard behind its own `Mutex` (see ``ShardArray`` for why `nonisolated(unsafe)`).
+    private nonisolated(unsafe) let shards: ShardArray
     /// `64 - log2(shardCount)`: a digest shifted right by this picks the shard from its high bits
     /// (the shard's own table hashes the whole digest).
     private let shardShift: UInt64
@@ -162,16 +162,16 @@ public final class MemoryTier: Sendable {
         let (countPerShard, extraCount) = configuration.maximumEntryCount.quotientAndRemainder(
             dividingBy: shardCount
         )
-        self.shards = (0..<shardCount).map { index in
-            Shard(
+        self.shards = ShardArray.make(
+            (0..<shardCount).map { index in
                 MemoryShard(
                     costLimit: bytesPerShard + (index < extraBytes ? 1 : 0),
                     countLimit: countPerShard + (index < extraCount ? 1 : 0),
                     maximumEntryCost: admissionLimit,
                     policy: configuration.evictionPolicy
                 )
-            )
-        }
+            }
+        )
 
         func counter(_ label: String) -> Counter {
             Counter(label: label, dimensions: [], handler: metricsFactory.makeCounter(label: label, dimensions: []))
@@ -205,9 +205,10 @@ public final class MemoryTier: Sendable {
         return count
     }
 
+    /// Runs `body` on the shard of `key`, with its lock held.
     @inline(__always)
-    private func shard(for key: CacheKey) -> Shard {
-        shards[Int(truncatingIfNeeded: key.digest >> shardShift)]
+    private func withShard<Result: Sendable>(for key: CacheKey, _ body: (inout MemoryShard) -> Result) -> Result {
+        shards.withLock(Int(truncatingIfNeeded: key.digest >> shardShift), body)
     }
 
     /// The entry stored for `key`, which becomes the most recently used in its shard (LRU) or is
@@ -216,7 +217,7 @@ public final class MemoryTier: Sendable {
     /// - Returns: the entry, or nil on a miss.
     /// - Complexity: O(1) on average; the entry's bytes are not copied.
     public func entry(for key: CacheKey) -> CacheEntry? {
-        let entry = shard(for: key).state.withLock { $0.entry(for: key) }
+        let entry = withShard(for: key) { $0.entry(for: key) }
         if entry != nil {
             hitCounter.increment()
         } else {
@@ -229,7 +230,7 @@ public final class MemoryTier: Sendable {
     /// ``promote(_:for:ifUnchangedSince:)`` needs.
     /// - Complexity: O(1) on average.
     package func lookup(_ key: CacheKey) -> MemoryLookup {
-        let lookup = shard(for: key).state.withLock { $0.lookup(key) }
+        let lookup = withShard(for: key) { $0.lookup(key) }
         if case .hit = lookup {
             hitCounter.increment()
         } else {
@@ -245,7 +246,7 @@ public final class MemoryTier: Sendable {
     /// - Complexity: as ``set(_:for:)``.
     @discardableResult
     package func promote(_ entry: CacheEntry, for key: CacheKey, ifUnchangedSince generation: UInt64) -> Bool {
-        let outcome = shard(for: key).state.withLock {
+        let outcome = withShard(for: key) {
             $0.promote(entry, for: key, ifUnchangedSince: generation)
         }
         if outcome.evictions > 0 { evictionCounter.increment(by: outcome.evictions) }
@@ -265,7 +266,7 @@ public final class MemoryTier: Sendable {
     /// - Complexity: O(1) on average, plus O(1) per evicted entry.
     @discardableResult
     public func set(_ entry: CacheEntry, for key: CacheKey) -> Bool {
-        let outcome = shard(for: key).state.withLock { $0.set(entry, for: key) }
+        let outcome = withShard(for: key) { $0.set(entry, for: key) }
         if !outcome.stored {
             refusalCounter.increment()
         } else if outcome.evictions > 0 {
@@ -280,14 +281,14 @@ public final class MemoryTier: Sendable {
     /// - Complexity: O(1) on average.
     @discardableResult
     public func remove(_ key: CacheKey) -> CacheEntry? {
-        shard(for: key).state.withLock { $0.remove(key) }
+        withShard(for: key) { $0.remove(key) }
     }
 
     /// Removes every entry and frees their memory. Statistics are kept.
     /// - Complexity: O(n), one shard at a time.
     public func removeAll() {
-        for shard in shards {
-            shard.state.withLock { $0.removeAll() }
+        for index in 0..<shards.count {
+            shards.withLock(index) { $0.removeAll() }
         }
     }
 
@@ -298,8 +299,8 @@ public final class MemoryTier: Sendable {
     @discardableResult
     public func removeEntries(storedSince date: Date) -> Int {
         var removed = 0
-        for shard in shards {
-            removed += shard.state.withLock { $0.removeEntries(storedSince: date) }
+        for index in 0..<shards.count {
+            removed += shards.withLock(index) { $0.removeEntries(storedSince: date) }
         }
         return removed
     }
@@ -309,11 +310,10 @@ public final class MemoryTier: Sendable {
     /// - Complexity: O(shardCount).
     public var usage: Usage {
         var usage = Usage(bytes: 0, entryCount: 0)
-        for shard in shards {
-            shard.state.withLock { state in
-                usage.bytes += state.totalCost
-                usage.entryCount += state.count
-            }
+        for index in 0..<shards.count {
+            let (bytes, entries) = shards.withLock(index) { ($0.totalCost, $0.count) }
+            usage.bytes += bytes
+            usage.entryCount += entries
         }
         return usage
     }
@@ -322,13 +322,19 @@ public final class MemoryTier: Sendable {
     /// - Complexity: O(shardCount).
     public var statistics: Statistics {
         var statistics = Statistics(hits: 0, misses: 0, evictions: 0, admissionRefusals: 0)
-        for shard in shards {
-            shard.state.withLock { state in
-                statistics.hits += state.hits
-                statistics.misses += state.misses
-                statistics.evictions += state.evictions
-                statistics.admissionRefusals += state.admissionRefusals
+        for index in 0..<shards.count {
+            let shard = shards.withLock(index) {
+                Statistics(
+                    hits: $0.hits,
+                    misses: $0.misses,
+                    evictions: $0.evictions,
+                    admissionRefusals: $0.admissionRefusals
+                )
             }
+            statistics.hits += shard.hits
+            statistics.misses += shard.misses
+            statistics.evictions += shard.evictions
+            statistics.admissionRefusals += shard.admissionRefusals
         }
         return statistics
     }
@@ -338,13 +344,4 @@ public final class MemoryTier: Sendable {
 package enum MemoryLookup {
     case hit(CacheEntry)
     case miss(generation: UInt64)
-}
-
-/// One shard and its lock, in its own allocation: `Mutex` cannot be copied into an array.
-private final class Shard: Sendable {
-    let state: Mutex<MemoryShard>
-
-    init(_ shard: sending MemoryShard) {
-        state = Mutex(shard)
-    }
 }
