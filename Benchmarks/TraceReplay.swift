@@ -89,6 +89,15 @@ struct TraceReplay {
     var nanoseconds = 0.0
 
     var missRatio: Double { Double(misses) / Double(requests) }
+
+    /// Runs `replay` `rounds` times: its misses (the same every time) and its median speed.
+    static func median(_ rounds: Int, _ replay: () -> TraceReplay) -> TraceReplay {
+        let replays = (0..<max(1, rounds)).map { _ in replay() }
+        precondition(Set(replays.map(\.misses)).count == 1, "a replay must miss the same requests every time")
+        var result = replays[0]
+        result.nanoseconds = Harness.median(replays.map(\.nanoseconds))
+        return result
+    }
     var requestsPerSecond: Double { Double(requests) / nanoseconds * 1e9 }
 
     /// One value per size, shared by every entry of that size (random bytes, so that the disk

@@ -16,8 +16,10 @@ extension MemoryTier {
     ///   no list is reordered, so a hit is cheaper than under LRU, and a one-time scan passes
     ///   through the small queue without evicting the keys that are read again.
     ///
-    /// On Twitter's production trace in `docs/benchmarks.md`, S3-FIFO misses 7–10% less often than
-    /// LRU at the same byte budget, which is why it is the default.
+    /// On Twitter's production trace in `docs/benchmarks.md`, S3-FIFO misses about 10% less often
+    /// than LRU at the same byte budget (0.307 against 0.340 at 1% of the footprint, 0.188 against
+    /// 0.209 at 10%, with one shard or the default sharding alike), and its hits are no slower,
+    /// which is why it is the default.
     ///
     /// A struct rather than an enum, so that policies can be added without breaking a `switch`.
     public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {

@@ -24,15 +24,22 @@ public import Foundation
 /// Under S3-FIFO a hit only raises a small frequency count in the entry's node, where LRU moves
 /// the node to the front of its list, so hits are cheaper; and a one-time scan of many keys passes
 /// through the small queue instead of flushing the entries that are read again. On Twitter's
-/// production trace (`docs/benchmarks.md`) it misses 7–10% less often than LRU.
+/// production trace (`docs/benchmarks.md`) it misses about 10% less often than LRU at the same
+/// byte budget.
 ///
-/// With a ``TieredCache``, the disk tier below keeps its own policy: FIFO segment retirement with
-/// a second chance for entries read since they were written. An entry evicted from memory stays on
-/// disk; a later read is a disk hit that promotes it back into memory as a new key (into the small
-/// queue, or straight into the main queue when its digest is still a ghost: it was evicted from
-/// the small queue recently, so it is read again soon after entering). Disk reads of promoted
-/// entries mark them for their second chance on disk, so the keys memory keeps asking for survive
-/// segment retirement too.
+/// How the tiers' policies combine in a ``TieredCache``: the disk tier below keeps its own policy,
+/// FIFO segment retirement with a second chance (an entry read since it was written is appended
+/// again when its segment retires), and holds about ten times as much. An entry the memory tier
+/// evicts stays on disk until its segment retires; reading it again is a disk hit, which marks it
+/// for its second chance there and promotes it into memory as a new entry: into the small queue,
+/// or straight into the main queue when its digest is still a ghost (it left the small queue
+/// recently without being read twice there, so it is being read again soon: the ghost queue
+/// detects exactly the keys whose reuse distance is a little longer than the small queue's). A
+/// promotion never overwrites a newer write (see ``promote(_:for:ifUnchangedSince:)``). So a key
+/// read often lives in memory's main queue, a key read now and then lives on disk and visits
+/// memory, and a key read once passes through memory's small queue and a disk segment and is
+/// forgotten by both. Hits served by memory do not reach the disk tier, so a key read only from
+/// memory earns no second chance on disk: when its segment retires, memory alone holds it.
 ///
 /// An entry costs ``CacheEntry/cost(keyByteCount:)`` bytes: its key, value and metadata bytes plus
 /// a fixed overhead. An entry costing more than `admissionFraction` of the whole tier's
