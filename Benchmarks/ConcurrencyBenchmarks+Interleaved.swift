@@ -14,6 +14,18 @@ extension ConcurrencyBenchmarks {
         blackHole(sum)
     }
 
+    /// Runs `worker` as `tasks` child tasks sharing `operations` (at least one each) and returns
+    /// their aggregate operations per second.
+    static func opsPerSecond(tasks: Int, operations: Int, _ worker: @escaping Worker) async -> Double {
+        let each = max(1, operations / tasks)
+        let clock = ContinuousClock()
+        let start = clock.now
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<tasks { group.addTask { await worker(task, each) } }
+        }
+        return Double(each * tasks) / Harness.nanoseconds(of: clock.now - start) * 1e9
+    }
+
     /// As ``sweep(workload:operations:referenceOperations:rounds:valueBytes:entries:subjects:)``,
     /// but every round measures every task count, in alternating order, and a control row is
     /// added.
@@ -44,15 +56,8 @@ extension ConcurrencyBenchmarks {
                 let subjectOrder = round % 2 == 0 ? Array(subjects.indices) : Array(subjects.indices.reversed())
                 for index in subjectOrder {
                     let total = index == 0 ? (referenceOperations ?? operations) : operations
-                    let each = max(1, total / tasks)
-                    let worker = subjects[index].worker
-                    let clock = ContinuousClock()
-                    let start = clock.now
-                    await withTaskGroup(of: Void.self) { group in
-                        for task in 0..<tasks { group.addTask { await worker(task, each) } }
-                    }
                     samples[position][index].append(
-                        Double(each * tasks) / Harness.nanoseconds(of: clock.now - start) * 1e9
+                        await opsPerSecond(tasks: tasks, operations: total, subjects[index].worker)
                     )
                 }
             }

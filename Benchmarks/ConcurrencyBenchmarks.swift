@@ -128,14 +128,7 @@ enum ConcurrencyBenchmarks {
                 let indices = round % 2 == 0 ? Array(subjects.indices) : Array(subjects.indices.reversed())
                 for index in indices {
                     let total = index == 0 ? (referenceOperations ?? operations) : operations
-                    let each = max(1, total / tasks)
-                    let worker = subjects[index].worker
-                    let clock = ContinuousClock()
-                    let start = clock.now
-                    await withTaskGroup(of: Void.self) { group in
-                        for task in 0..<tasks { group.addTask { await worker(task, each) } }
-                    }
-                    samples[index].append(Double(each * tasks) / Harness.nanoseconds(of: clock.now - start) * 1e9)
+                    samples[index].append(await opsPerSecond(tasks: tasks, operations: total, subjects[index].worker))
                 }
             }
             let medians = samples.map(Harness.median)

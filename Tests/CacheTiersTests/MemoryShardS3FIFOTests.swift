@@ -201,19 +201,7 @@ import Testing
             // Reads twice as often as the shared generator, so that entries reach the main queue.
             var operation = RandomOperation.next(keys: keys, maximumValueBytes: 1000, using: &generator)
             if case .set(let key, _) = operation, generator.next() % 2 == 0 { operation = .get(key) }
-            switch operation {
-            case .get(let key):
-                #expect(shard.entry(for: key) == reference.entry(for: key), "step \(step): \(operation)")
-            case .set(let key, let entry):
-                #expect(shard.set(entry, for: key).stored == reference.set(entry, for: key), "step \(step)")
-            case .remove(let key):
-                #expect(shard.remove(key) == reference.remove(key), "step \(step): \(operation)")
-            case .removeAll:
-                shard.removeAll()
-                reference.removeAll()
-            case .removeEntries(let date):
-                #expect(shard.removeEntries(storedSince: date) == reference.removeEntries(storedSince: date))
-            }
+            operation.apply(to: &shard, and: &reference, step: step)
             guard Self.matches(shard, reference) else {
                 Issue.record("step \(step) (\(operation)): shard and reference differ")
                 return
