@@ -215,4 +215,61 @@ import Testing
         #expect(shard.evictions > 0 && shard.admissionRefusals > 0 && shard.hits > 0)
         #expect(mainQueueUsed)
     }
+
+    // MARK: Through the tier
+
+    @Test(arguments: [11, 12] as [UInt64])
+    func tierMatchesReference(seed: UInt64) {
+        // Budgets this small make the tier fall back to one shard, so the policy is exact.
+        let configuration = MemoryTier.Configuration(
+            capacityBytes: 4000,
+            maximumEntryCount: 30,
+            admissionFraction: 0.225,
+            shardCount: 16,
+            evictionPolicy: .s3FIFO
+        )
+        let tier = MemoryTier(configuration: configuration)
+        #expect(tier.shardCount == 1)
+        var reference = ReferenceS3FIFO(costLimit: 4000, countLimit: 30, maximumEntryCost: 900)
+        var generator = SplitMix64(seed: seed)
+        let keys = randomSequenceKeys(count: 60)
+        for step in 0..<4000 {
+            let operation = RandomOperation.next(keys: keys, maximumValueBytes: 1000, using: &generator)
+            switch operation {
+            case .get(let key):
+                #expect(tier.entry(for: key) == reference.entry(for: key), "step \(step): \(operation)")
+            case .set(let key, let entry):
+                #expect(tier.set(entry, for: key) == reference.set(entry, for: key), "step \(step): \(operation)")
+            case .remove(let key):
+                #expect(tier.remove(key) == reference.remove(key), "step \(step): \(operation)")
+            case .removeAll:
+                tier.removeAll()
+                reference.removeAll()
+            case .removeEntries(let date):
+                #expect(tier.removeEntries(storedSince: date) == reference.removeEntries(storedSince: date))
+            }
+            guard tier.usage == .init(bytes: reference.totalCost, entryCount: reference.count) else {
+                Issue.record("step \(step) (\(operation)): usage \(tier.usage) differs from the reference")
+                return
+            }
+        }
+        #expect(tier.statistics.evictions == reference.evictions)
+        #expect(tier.statistics.admissionRefusals == reference.admissionRefusals)
+    }
+
+    @Test func promotionAfterAWriteIsRefused() {
+        var shard = MemoryShard(costLimit: 100_000, countLimit: 10, policy: .s3FIFO)
+        guard case .miss(let generation) = shard.lookup("a") else {
+            Issue.record("an empty shard must miss")
+            return
+        }
+        shard.set(Self.entry(cost: 100), for: "b")
+        #expect(!shard.promote(Self.entry(cost: 100), for: "a", ifUnchangedSince: generation).stored)
+        guard case .miss(let fresh) = shard.lookup("a") else {
+            Issue.record("a must still miss")
+            return
+        }
+        #expect(shard.promote(Self.entry(cost: 100), for: "a", ifUnchangedSince: fresh).stored)
+        #expect(shard.queues.small.first == "a")
+    }
 }
