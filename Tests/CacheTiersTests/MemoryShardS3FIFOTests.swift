@@ -235,19 +235,7 @@ import Testing
         let keys = randomSequenceKeys(count: 60)
         for step in 0..<4000 {
             let operation = RandomOperation.next(keys: keys, maximumValueBytes: 1000, using: &generator)
-            switch operation {
-            case .get(let key):
-                #expect(tier.entry(for: key) == reference.entry(for: key), "step \(step): \(operation)")
-            case .set(let key, let entry):
-                #expect(tier.set(entry, for: key) == reference.set(entry, for: key), "step \(step): \(operation)")
-            case .remove(let key):
-                #expect(tier.remove(key) == reference.remove(key), "step \(step): \(operation)")
-            case .removeAll:
-                tier.removeAll()
-                reference.removeAll()
-            case .removeEntries(let date):
-                #expect(tier.removeEntries(storedSince: date) == reference.removeEntries(storedSince: date))
-            }
+            operation.apply(to: tier, and: &reference, step: step)
             guard tier.usage == .init(bytes: reference.totalCost, entryCount: reference.count) else {
                 Issue.record("step \(step) (\(operation)): usage \(tier.usage) differs from the reference")
                 return

@@ -131,6 +131,23 @@ enum RandomOperation: CustomStringConvertible {
         }
     }
 
+    /// Applies the operation to `tier` and to `reference`, expecting the same answers.
+    func apply(to tier: MemoryTier, and reference: inout some ReferenceCache, step: Int) {
+        switch self {
+        case .get(let key):
+            #expect(tier.entry(for: key) == reference.entry(for: key), "step \(step): \(self)")
+        case .set(let key, let entry):
+            #expect(tier.set(entry, for: key) == reference.set(entry, for: key), "step \(step): \(self)")
+        case .remove(let key):
+            #expect(tier.remove(key) == reference.remove(key), "step \(step): \(self)")
+        case .removeAll:
+            tier.removeAll()
+            reference.removeAll()
+        case .removeEntries(let date):
+            #expect(tier.removeEntries(storedSince: date) == reference.removeEntries(storedSince: date))
+        }
+    }
+
     /// Draws operations over `keys`: mostly gets and sets, some removes, rarely a bulk removal.
     /// Values are 0 to `maximumValueBytes` bytes, some of them too large for admission.
     static func next(
