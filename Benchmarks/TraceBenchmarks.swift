@@ -67,7 +67,11 @@ enum TraceBenchmarks {
             TraceReplay.referenceLRU(trace, capacity: sizeCapacity, overhead: 0)
         }
         results.append(
-            row("reference LRU", "simulation, sizes only (README, whole trace: 0.3415 / 0.2091), \(sizeCapacity) B", referenceBySize)
+            row(
+                "reference LRU",
+                "simulation, sizes only (README, whole trace: 0.3415 / 0.2091), \(sizeCapacity) B",
+                referenceBySize
+            )
         )
         let reference = TraceReplay.median(rounds) {
             TraceReplay.referenceLRU(trace, capacity: capacity, overhead: entryOverhead)
