@@ -53,13 +53,19 @@ enum TraceBenchmarks {
         let workload = "trace twitter52, \(percent)% of footprint"
         var results: [BenchmarkResult] = []
 
-        func row(_ subject: String, _ detail: String, _ replay: TraceReplay) -> BenchmarkResult {
+        /// A row; its JSON `hitRatios` are hits ÷ requests per tier (the one tier, unless given).
+        func row(
+            _ subject: String,
+            _ detail: String,
+            _ replay: TraceReplay,
+            hitRatios: [String: Double]? = nil
+        ) -> BenchmarkResult {
             BenchmarkResult(
                 workload: workload,
                 subject: subject,
                 detail: String(format: "miss ratio %.4f; ", replay.missRatio) + detail,
                 opsPerSecond: replay.requestsPerSecond,
-                hitRatios: ["miss": replay.missRatio]
+                hitRatios: hitRatios ?? ["memory": 1 - replay.missRatio]
             )
         }
 
@@ -118,7 +124,8 @@ enum TraceBenchmarks {
                     "TieredCache",
                     "memory \(capacity) B (s3fifo) over disk \(capacity * 10) B; "
                         + String(format: "memory hit ratio %.4f", memoryHitRatio),
-                    replay
+                    replay,
+                    hitRatios: ["memory": memoryHitRatio, "disk": 1 - replay.missRatio - memoryHitRatio]
                 )
             )
         }
