@@ -14,7 +14,10 @@ extension MemoryTier {
     ///   queue. The main queue evicts from its tail, reinserting entries read since they last
     ///   passed (a frequency of 0 to 3, decremented on each pass). A hit only raises the frequency:
     ///   no list is reordered, so a hit is cheaper than under LRU, and a one-time scan passes
-    ///   through the small queue without evicting the keys that are read again.
+    ///   through the small queue without evicting the keys that are read again. The ghost queue is
+    ///   not counted in the byte budget: about 40 bytes per remembered digest (a table entry and a
+    ///   ring slot), at most as many digests as the main queue's share of the entry budget (and in
+    ///   practice about as many as the main queue holds).
     ///
     /// On Twitter's production trace in `docs/benchmarks.md`, S3-FIFO misses about 10% less often
     /// than LRU at the same byte budget (0.307 against 0.340 at 1% of the footprint, 0.188 against
