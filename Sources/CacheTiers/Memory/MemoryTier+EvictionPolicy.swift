@@ -15,7 +15,7 @@ extension MemoryTier {
     ///   passed (a frequency of 0 to 3, decremented on each pass). A hit only raises the frequency:
     ///   no list is reordered, so a hit is cheaper than under LRU, and a one-time scan passes
     ///   through the small queue without evicting the keys that are read again. The ghost queue is
-    ///   not counted in the byte budget: about 40 bytes per remembered digest (a table entry and a
+    ///   not counted in the byte budget: 40 to 70 bytes per remembered digest (a table entry and a
     ///   ring slot), at most as many digests as the main queue's share of the entry budget (and in
     ///   practice about as many as the main queue holds).
     ///
