@@ -46,9 +46,16 @@ enum ConcurrencyBenchmarks {
         let keys = (0..<memoryKeys).map { CacheKey(URLCacheSubject.url($0)) }
         let memory = MemoryTier(configuration: .init(capacityBytes: 256 << 20))
         let cache = TieredCache(memory: memory, disk: nil)
+        // The same keys with a value buffer of their own each (the others share 64 buffers, whose
+        // reference counts every hit touches): tells lock scaling from shared-buffer traffic.
+        let distinctMemory = MemoryTier(configuration: .init(capacityBytes: 256 << 20))
         let now = Date()
         for (index, key) in keys.enumerated() {
             try await cache.set(CacheEntry(value: bodies[index % bodies.count], storedAt: now), for: key)
+            distinctMemory.set(
+                CacheEntry(value: SampleData.random(count: 1024, seed: UInt64(index)), storedAt: now),
+                for: key
+            )
         }
         let memoryURLCache = URLCacheSubject(memoryCapacity: 256 << 20)
         for index in 0..<memoryKeys { memoryURLCache.store(bodies[index % bodies.count], at: index) }
@@ -69,6 +76,7 @@ enum ConcurrencyBenchmarks {
                 ),
                 ("TieredCache", worker { await cache.entry(for: keys[memoryOrder[$0]]) != nil }),
                 ("MemoryTier", worker { memory.entry(for: keys[memoryOrder[$0]]) != nil }),
+                ("MemoryTier, distinct values", worker { distinctMemory.entry(for: keys[memoryOrder[$0]]) != nil }),
             ]
         )
 
