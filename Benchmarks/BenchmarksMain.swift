@@ -4,7 +4,7 @@ import ArgumentParser
 import Foundation
 
 /// `swift run -c release Benchmarks [--quick] [--filter SUBSTRING] [--json FILE] [--svg FILE]
-/// [--entries LIST] [--value-sizes LIST]`: a filter that names suites runs those; any other keeps
+/// [--entries LIST] [--value-sizes LIST] [--trace FILE]`: a filter that names suites runs those; any other keeps
 /// the workloads containing it.
 @main
 struct BenchmarksMain: AsyncParsableCommand {
@@ -16,7 +16,7 @@ struct BenchmarksMain: AsyncParsableCommand {
     @Option(
         help: """
             Run the suites whose name contains this (codec, memory, disk, values, mixed, concurrency, \
-            footprint, response, client), or else the workloads whose name contains it.
+            footprint, response, client, encryption, trace), or else the workloads whose name contains it.
             """
     )
     var filter: String?
@@ -35,6 +35,9 @@ struct BenchmarksMain: AsyncParsableCommand {
 
     @Option(help: "Value sizes, e.g. 1K,16K,256K (K = 1024).")
     var valueSizes: String?
+
+    @Option(help: "The cache trace for the trace suite (default ../shared/traces/twitter_cluster52.csv.gz).")
+    var trace: String?
 
     @Flag(help: "Run a debug build anyway (its figures mean nothing).")
     var allowDebug = false
@@ -67,6 +70,7 @@ struct BenchmarksMain: AsyncParsableCommand {
             ("response", ResponseCacheBenchmarks.run),
             ("client", { try await CachingClientBenchmarks.run(quick: $0) + ClientMissBenchmarks.run(quick: $0) }),
             ("encryption", EncryptionBenchmarks.run),
+            ("trace", { [trace] in try await TraceBenchmarks.run(quick: $0, path: trace) }),
         ]
         // A filter naming suites runs only those; any other filter runs every suite and keeps the
         // rows whose workload contains it.

@@ -10,14 +10,15 @@ import FoundationNetworking
 
 /// Aggregate gets per second of 1, 2, 8 and 64 tasks sharing one cache (this machine has 2
 /// cores), the same total number of gets split among the tasks:
-/// - memory hits: a `TieredCache` whose memory tier holds all 10,000 keys (1 KB JSON values)
-///   against a memory-only `URLCache` holding the same;
+/// - memory hits: a `TieredCache` whose memory tier holds all 10,000 keys (1 KB JSON values), and
+///   that memory tier called directly, against a memory-only `URLCache` holding the same;
 /// - disk hits, cold memory tier: one `DiskTier` (an actor: its reads are serialized) holding
 ///   1,000 keys of 4 KB JSON, page cache warm, against a disk `URLCache` of 100 entries (which
 ///   gets few operations: its reads list its directory).
 ///
-/// Medians of the rounds; subjects interleaved round by round. Ratio = our ops/s ÷ URLCache's at
-/// the same task count.
+/// Medians of the rounds; subjects interleaved round by round (memory hits: task counts too, with
+/// a control row; see ``interleavedSweep(workload:operations:referenceOperations:rounds:valueBytes:entries:subjects:)``).
+/// Ratio = our ops/s ÷ URLCache's at the same task count.
 enum ConcurrencyBenchmarks {
     static let taskCounts = [1, 2, 8, 64]
 
@@ -43,17 +44,25 @@ enum ConcurrencyBenchmarks {
         let memoryKeys = 10_000
         let bodies = (0..<64).map { SampleData.json(approximateBytes: 1024, seed: UInt64($0)) }
         let keys = (0..<memoryKeys).map { CacheKey(URLCacheSubject.url($0)) }
-        let cache = TieredCache(memory: MemoryTier(configuration: .init(capacityBytes: 256 << 20)), disk: nil)
+        let memory = MemoryTier(configuration: .init(capacityBytes: 256 << 20))
+        let cache = TieredCache(memory: memory, disk: nil)
+        // The same keys with a value buffer of their own each (the others share 64 buffers, whose
+        // reference counts every hit touches): tells lock scaling from shared-buffer traffic.
+        let distinctMemory = MemoryTier(configuration: .init(capacityBytes: 256 << 20))
         let now = Date()
         for (index, key) in keys.enumerated() {
             try await cache.set(CacheEntry(value: bodies[index % bodies.count], storedAt: now), for: key)
+            distinctMemory.set(
+                CacheEntry(value: SampleData.random(count: 1024, seed: UInt64(index)), storedAt: now),
+                for: key
+            )
         }
         let memoryURLCache = URLCacheSubject(memoryCapacity: 256 << 20)
         for index in 0..<memoryKeys { memoryURLCache.store(bodies[index % bodies.count], at: index) }
         let memoryRequests = memoryURLCache.requests
         let memoryOrder = order(count: 1 << 16, modulo: memoryKeys)
         let urlCacheInMemory = memoryURLCache.cache
-        results += try await sweep(
+        results += await interleavedSweep(
             workload: "memory hit, 1 KB JSON, 10k keys",
             operations: quick ? 200_000 : 1_000_000,
             referenceOperations: quick ? 20_000 : 200_000,
@@ -66,6 +75,8 @@ enum ConcurrencyBenchmarks {
                     worker { urlCacheInMemory.cachedResponse(for: memoryRequests[memoryOrder[$0]]) != nil }
                 ),
                 ("TieredCache", worker { await cache.entry(for: keys[memoryOrder[$0]]) != nil }),
+                ("MemoryTier", worker { memory.entry(for: keys[memoryOrder[$0]]) != nil }),
+                ("MemoryTier, distinct values", worker { distinctMemory.entry(for: keys[memoryOrder[$0]]) != nil }),
             ]
         )
 
@@ -125,14 +136,7 @@ enum ConcurrencyBenchmarks {
                 let indices = round % 2 == 0 ? Array(subjects.indices) : Array(subjects.indices.reversed())
                 for index in indices {
                     let total = index == 0 ? (referenceOperations ?? operations) : operations
-                    let each = max(1, total / tasks)
-                    let worker = subjects[index].worker
-                    let clock = ContinuousClock()
-                    let start = clock.now
-                    await withTaskGroup(of: Void.self) { group in
-                        for task in 0..<tasks { group.addTask { await worker(task, each) } }
-                    }
-                    samples[index].append(Double(each * tasks) / Harness.nanoseconds(of: clock.now - start) * 1e9)
+                    samples[index].append(await opsPerSecond(tasks: tasks, operations: total, subjects[index].worker))
                 }
             }
             let medians = samples.map(Harness.median)

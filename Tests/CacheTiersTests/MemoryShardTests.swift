@@ -300,19 +300,7 @@ import Testing
         var reference = ReferenceLRU(costLimit: 4000, countLimit: 12, maximumEntryCost: 900)
         for step in 0..<5000 {
             let operation = RandomOperation.next(keys: keys, maximumValueBytes: 1000, using: &generator)
-            switch operation {
-            case .get(let key):
-                #expect(shard.entry(for: key) == reference.entry(for: key), "step \(step): \(operation)")
-            case .set(let key, let entry):
-                #expect(shard.set(entry, for: key).stored == reference.set(entry, for: key), "step \(step)")
-            case .remove(let key):
-                #expect(shard.remove(key) == reference.remove(key), "step \(step): \(operation)")
-            case .removeAll:
-                shard.removeAll()
-                reference.removeAll()
-            case .removeEntries(let date):
-                #expect(shard.removeEntries(storedSince: date) == reference.removeEntries(storedSince: date))
-            }
+            operation.apply(to: &shard, and: &reference, step: step)
             guard shard.keysByRecency == reference.keys, shard.totalCost == reference.totalCost else {
                 Issue.record("step \(step) (\(operation)): shard and reference differ")
                 return

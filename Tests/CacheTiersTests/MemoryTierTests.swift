@@ -151,7 +151,9 @@ import Testing
     @Test func lruIsExactWithOneShard() {
         // Room for exactly three entries.
         let cost = Self.entry(valueBytes: 100).cost(keyByteCount: 1)
-        let tier = MemoryTier(configuration: .init(capacityBytes: 3 * cost, admissionFraction: 1, shardCount: 1))
+        let tier = MemoryTier(
+            configuration: .init(capacityBytes: 3 * cost, admissionFraction: 1, shardCount: 1, evictionPolicy: .lru)
+        )
         for key in ["a", "b", "c"] { tier.set(Self.entry(valueBytes: 100), for: CacheKey(key)) }
         #expect(tier.entry(for: "a") != nil)
         tier.set(Self.entry(valueBytes: 100), for: "d")
@@ -193,9 +195,21 @@ import Testing
     // MARK: Random sequences against the reference model
 
     static let exactConfigurations: [MemoryTier.Configuration] = [
-        .init(capacityBytes: 4000, maximumEntryCount: 12, admissionFraction: 0.225, shardCount: 1),
+        .init(
+            capacityBytes: 4000,
+            maximumEntryCount: 12,
+            admissionFraction: 0.225,
+            shardCount: 1,
+            evictionPolicy: .lru
+        ),
         // Budgets this small make the tier fall back to one shard, so its LRU is exact too.
-        .init(capacityBytes: 4000, maximumEntryCount: 12, admissionFraction: 0.225, shardCount: 16),
+        .init(
+            capacityBytes: 4000,
+            maximumEntryCount: 12,
+            admissionFraction: 0.225,
+            shardCount: 16,
+            evictionPolicy: .lru
+        ),
     ]
 
     @Test(arguments: exactConfigurations, [11, 12] as [UInt64])
@@ -208,19 +222,7 @@ import Testing
         let keys = randomSequenceKeys(count: 40)
         for step in 0..<4000 {
             let operation = RandomOperation.next(keys: keys, maximumValueBytes: 1000, using: &generator)
-            switch operation {
-            case .get(let key):
-                #expect(tier.entry(for: key) == reference.entry(for: key), "step \(step): \(operation)")
-            case .set(let key, let entry):
-                #expect(tier.set(entry, for: key) == reference.set(entry, for: key), "step \(step): \(operation)")
-            case .remove(let key):
-                #expect(tier.remove(key) == reference.remove(key), "step \(step): \(operation)")
-            case .removeAll:
-                tier.removeAll()
-                reference.removeAll()
-            case .removeEntries(let date):
-                #expect(tier.removeEntries(storedSince: date) == reference.removeEntries(storedSince: date))
-            }
+            operation.apply(to: tier, and: &reference, step: step)
             let usage = tier.usage
             guard usage == .init(bytes: reference.totalCost, entryCount: reference.items.count) else {
                 Issue.record("step \(step) (\(operation)): usage \(usage) differs from the reference")

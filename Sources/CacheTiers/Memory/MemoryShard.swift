@@ -6,34 +6,40 @@ package import FoundationEssentials
 package import Foundation
 #endif
 
-/// One stripe of the memory tier: an exact LRU bounded by total cost in bytes and by entry count.
+/// One stripe of the memory tier, bounded by total cost in bytes and by entry count, evicting by
+/// its ``MemoryTier/EvictionPolicy``: an exact LRU, or S3-FIFO.
 ///
 /// A plain value with synchronous `mutating` methods, so that it can be tested and benchmarked
 /// without a lock; ``MemoryTier`` keeps each shard inside a `Mutex`.
 ///
-/// Entries are indexed by ``CacheKey/digest`` and live in a node array linked from most to least
-/// recently used, with freed slots kept on a free list, so get, set and remove are O(1). Every
-/// node holds the full key: a lookup whose digest matches a different key is a miss, and a set
-/// whose digest matches a different key replaces that key's entry.
+/// Entries are indexed by ``CacheKey/digest`` and live in a node array linked into queues (LRU:
+/// one list from most to least recently used; S3-FIFO: a small and a main FIFO queue, newest
+/// first), with freed slots kept on a free list, so get, set and remove are O(1). Every node holds
+/// the full key: a lookup whose digest matches a different key is a miss, and a set whose digest
+/// matches a different key replaces that key's entry.
 package struct MemoryShard {
     // The fields a hit touches come first, so that they share a cache line with the lock that
     // ``MemoryTier`` puts in front of the shard.
-    private var index: [UInt64: Int32] = [:]
-    private var nodes: [Node] = []
-    /// The most recently used node, or `Self.none`.
-    private var head = Self.none
-    /// The least recently used node, or `Self.none`.
-    private var tail = Self.none
+    var index: [UInt64: Int32] = [:]
+    var nodes: [Node] = []
+    /// LRU: the recency list, most recently used at the head. S3-FIFO: the main queue.
+    var main = Queue()
     /// Lookups that found their key.
     package private(set) var hits = 0
     /// Lookups that did not.
     package private(set) var misses = 0
+    /// The eviction policy.
+    package let policy: MemoryTier.EvictionPolicy
+    /// S3-FIFO only: the small queue that new keys enter.
+    var small = Queue()
+    /// S3-FIFO only: digests recently evicted from the small queue.
+    var ghosts: GhostQueue
     /// The first free node, chained through `next`, or `Self.none`.
-    private var freeList = Self.none
+    var freeList = Self.none
     /// The bytes held, counted by ``CacheEntry/cost(keyByteCount:)``.
-    package private(set) var totalCost = 0
+    package internal(set) var totalCost = 0
     /// Entries dropped to make room for another.
-    package private(set) var evictions = 0
+    package internal(set) var evictions = 0
     /// Sets refused because the entry costs more than ``maximumEntryCost`` or the shard holds
     /// nothing.
     package private(set) var admissionRefusals = 0
@@ -48,18 +54,39 @@ package struct MemoryShard {
     package let countLimit: Int
     /// The largest cost one entry may have; a costlier entry is refused. At most ``costLimit``.
     package let maximumEntryCost: Int
+    /// S3-FIFO: the small queue's share of the budgets (10%); the main queue's is the rest.
+    let smallCostLimit: Int
+    let smallCountLimit: Int
 
-    private static let none: Int32 = -1
+    static let none: Int32 = -1
+    /// S3-FIFO: the highest frequency a node counts to.
+    static let maximumFrequency: UInt8 = 3
+    /// S3-FIFO: a node leaving the small queue moves to the main queue when read more often than
+    /// this while it was there (the paper's `freq > 1`).
+    static let promotionFrequency: UInt8 = 1
 
-    private struct Node {
+    struct Node {
         /// Nil while the node is on the free list.
         var key: CacheKey?
         var entry: CacheEntry?
         var cost: Int
-        /// Towards the most recently used end.
+        /// Towards the head (newest or most recently used) of its queue.
         var previous: Int32
-        /// Towards the least recently used end; the free list's link for a free node.
+        /// Towards the tail; the free list's link for a free node.
         var next: Int32
+        /// S3-FIFO: reads since the node was inserted or last passed the main queue's tail, at
+        /// most ``maximumFrequency``.
+        var frequency: UInt8
+        /// Whether the node is in ``small`` (else ``main``).
+        var isSmall: Bool
+    }
+
+    /// A doubly linked list of nodes with its totals.
+    struct Queue {
+        var head = MemoryShard.none
+        var tail = MemoryShard.none
+        var cost = 0
+        var count = 0
     }
 
     /// What a set did.
@@ -77,13 +104,27 @@ package struct MemoryShard {
     ///     0 holds nothing.
     ///   - maximumEntryCost: the largest cost of one entry; `nil` or anything above `costLimit`
     ///     means `costLimit`.
-    package init(costLimit: Int, countLimit: Int, maximumEntryCost: Int? = nil) {
+    ///   - policy: which entry goes when the shard is full.
+    package init(
+        costLimit: Int,
+        countLimit: Int,
+        maximumEntryCost: Int? = nil,
+        policy: MemoryTier.EvictionPolicy = .lru
+    ) {
         precondition(costLimit >= 0, "costLimit must not be negative")
         precondition(countLimit >= 0, "countLimit must not be negative")
         self.costLimit = costLimit
         // Nodes are numbered with 32 bits; two billion entries would not fit in memory anyway.
         self.countLimit = min(countLimit, Int(Int32.max))
         self.maximumEntryCost = min(maximumEntryCost ?? costLimit, costLimit)
+        self.policy = policy
+        self.smallCostLimit = costLimit / 10
+        self.smallCountLimit = self.countLimit / 10
+        // The ghost queue remembers as many bytes and entries as the main queue holds.
+        self.ghosts = GhostQueue(
+            costLimit: policy == .s3FIFO ? costLimit - smallCostLimit : 0,
+            countLimit: policy == .s3FIFO ? self.countLimit - smallCountLimit : 0
+        )
     }
 
     /// The number of entries held.
@@ -92,7 +133,8 @@ package struct MemoryShard {
     /// Whether the shard holds no entry.
     package var isEmpty: Bool { index.isEmpty }
 
-    /// The entry for `key`, which becomes the most recently used; nil on a miss.
+    /// The entry for `key`, nil on a miss. A hit makes the entry the most recently used (LRU) or
+    /// raises its frequency (S3-FIFO, which moves no node).
     /// - Complexity: O(1) on average.
     package mutating func entry(for key: CacheKey) -> CacheEntry? {
         guard let slot = index[key.digest], nodes[Int(slot)].key!.string == key.string else {
@@ -100,12 +142,18 @@ package struct MemoryShard {
             return nil
         }
         hits += 1
-        moveToFront(slot)
+        switch policy.kind {
+        case .lru:
+            moveToFront(slot)
+        case .s3FIFO:
+            // Only write when the count changes: a hot entry's node is then only read.
+            if nodes[Int(slot)].frequency < Self.maximumFrequency { nodes[Int(slot)].frequency += 1 }
+        }
         return nodes[Int(slot)].entry
     }
 
-    /// The entry for `key`, which becomes the most recently used; on a miss, the shard's
-    /// ``writeGeneration`` to hand to ``promote(_:for:ifUnchangedSince:)``.
+    /// The entry for `key`, as ``entry(for:)``; on a miss, the shard's ``writeGeneration`` to
+    /// hand to ``promote(_:for:ifUnchangedSince:)``.
     /// - Complexity: O(1) on average.
     package mutating func lookup(_ key: CacheKey) -> MemoryLookup {
         if let entry = entry(for: key) { return .hit(entry) }
@@ -126,22 +174,26 @@ package struct MemoryShard {
         return set(entry, for: key)
     }
 
-    /// The entry for `key` without counting a lookup or changing recency.
+    /// The entry for `key` without counting a lookup or changing recency or frequency.
     /// - Complexity: O(1) on average.
     package func peek(_ key: CacheKey) -> CacheEntry? {
         guard let slot = index[key.digest], nodes[Int(slot)].key!.string == key.string else { return nil }
         return nodes[Int(slot)].entry
     }
 
-    /// Stores `entry` for `key` as the most recently used, evicting least recently used entries
-    /// until both limits hold.
+    /// Stores `entry` for `key`, evicting by the policy until both limits hold.
+    ///
+    /// LRU: the entry becomes the most recently used. S3-FIFO: a new key enters the small queue,
+    /// or the main queue when its digest is a ghost; a key already held keeps its queue and its
+    /// frequency.
     ///
     /// An entry whose cost is above ``maximumEntryCost`` (or any entry, when ``countLimit`` is 0)
     /// is refused, and then any older entry for the same key is removed too, so that a stale value
     /// is never served after a newer one was offered. A stored entry replaces the entry of a
     /// different key with the same digest.
     /// - Returns: whether the entry was stored, and how many entries were evicted.
-    /// - Complexity: O(1) on average, plus O(1) per evicted entry.
+    /// - Complexity: O(1) on average, plus O(1) per evicted entry (S3-FIFO: amortized; a pass over
+    ///   the main queue's tail reinserts at most three times per read).
     @discardableResult
     package mutating func set(_ entry: CacheEntry, for key: CacheKey) -> SetOutcome {
         writeGeneration &+= 1
@@ -151,24 +203,29 @@ package struct MemoryShard {
             remove(key)
             return SetOutcome(stored: false, evictions: 0)
         }
+        var isSmall = policy == .s3FIFO
+        var frequency: UInt8 = 0
         if let slot = index[key.digest] {
-            // The same key, or another key with the same digest: the new key replaces it.
+            // The same key, or another key with the same digest: the new key replaces it, in its
+            // queue and with its frequency.
+            isSmall = nodes[Int(slot)].isSmall
+            frequency = nodes[Int(slot)].frequency
             unlink(slot)
             release(slot)
+        } else if isSmall, ghosts.remove(key.digest) {
+            isSmall = false
         }
-        var evicted = 0
-        while tail != Self.none, totalCost + cost > costLimit || index.count >= countLimit {
-            let victim = tail
-            unlink(victim)
-            release(victim)
-            evicted += 1
+        let before = evictions
+        while totalCost + cost > costLimit || index.count >= countLimit {
+            switch policy.kind {
+            case .lru: evict(main.tail)
+            case .s3FIFO: evictS3FIFO()
+            }
         }
-        evictions += evicted
-        let slot = allocate(key: key, entry: entry, cost: cost)
+        let slot = allocate(key: key, entry: entry, cost: cost, frequency: frequency, isSmall: isSmall)
         index[key.digest] = slot
-        linkAtFront(slot)
-        totalCost += cost
-        return SetOutcome(stored: true, evictions: evicted)
+        link(slot)
+        return SetOutcome(stored: true, evictions: evictions - before)
     }
 
     /// Removes the entry for `key`.
@@ -184,14 +241,15 @@ package struct MemoryShard {
         return entry
     }
 
-    /// Removes every entry and frees the storage; the counters are kept.
+    /// Removes every entry and ghost and frees the storage; the counters are kept.
     /// - Complexity: O(n).
     package mutating func removeAll() {
         writeGeneration &+= 1
         index = [:]
         nodes = []
-        head = Self.none
-        tail = Self.none
+        main = Queue()
+        small = Queue()
+        ghosts.removeAll()
         freeList = Self.none
         totalCost = 0
     }
@@ -202,100 +260,18 @@ package struct MemoryShard {
     package mutating func removeEntries(storedSince date: Date) -> Int {
         writeGeneration &+= 1
         var removed = 0
-        var slot = head
-        while slot != Self.none {
-            let next = nodes[Int(slot)].next
-            if nodes[Int(slot)].entry!.storedAt >= date {
-                unlink(slot)
-                release(slot)
-                removed += 1
+        for head in [small.head, main.head] {
+            var slot = head
+            while slot != Self.none {
+                let next = nodes[Int(slot)].next
+                if nodes[Int(slot)].entry!.storedAt >= date {
+                    unlink(slot)
+                    release(slot)
+                    removed += 1
+                }
+                slot = next
             }
-            slot = next
         }
         return removed
-    }
-
-    /// The keys held, from the most to the least recently used.
-    /// - Complexity: O(n).
-    package var keysByRecency: [CacheKey] {
-        var keys: [CacheKey] = []
-        keys.reserveCapacity(count)
-        var slot = head
-        while slot != Self.none {
-            keys.append(nodes[Int(slot)].key!)
-            slot = nodes[Int(slot)].next
-        }
-        return keys
-    }
-
-    // MARK: Nodes
-
-    /// Takes a node off the recency list and out of the index, and the cost off the total; the
-    /// node still holds its key and entry.
-    private mutating func unlink(_ slot: Int32) {
-        let previous = nodes[Int(slot)].previous
-        let next = nodes[Int(slot)].next
-        if previous != Self.none {
-            nodes[Int(previous)].next = next
-        } else {
-            head = next
-        }
-        if next != Self.none {
-            nodes[Int(next)].previous = previous
-        } else {
-            tail = previous
-        }
-        index[nodes[Int(slot)].key!.digest] = nil
-        totalCost -= nodes[Int(slot)].cost
-    }
-
-    /// Puts an unlinked node on the free list and drops its key and entry.
-    private mutating func release(_ slot: Int32) {
-        nodes[Int(slot)].key = nil
-        nodes[Int(slot)].entry = nil
-        nodes[Int(slot)].cost = 0
-        nodes[Int(slot)].previous = Self.none
-        nodes[Int(slot)].next = freeList
-        freeList = slot
-    }
-
-    private mutating func allocate(key: CacheKey, entry: CacheEntry, cost: Int) -> Int32 {
-        let node = Node(key: key, entry: entry, cost: cost, previous: Self.none, next: Self.none)
-        if freeList != Self.none {
-            let slot = freeList
-            freeList = nodes[Int(slot)].next
-            nodes[Int(slot)] = node
-            return slot
-        }
-        nodes.append(node)
-        return Int32(nodes.count - 1)
-    }
-
-    private mutating func linkAtFront(_ slot: Int32) {
-        nodes[Int(slot)].previous = Self.none
-        nodes[Int(slot)].next = head
-        if head != Self.none {
-            nodes[Int(head)].previous = slot
-        } else {
-            tail = slot
-        }
-        head = slot
-    }
-
-    private mutating func moveToFront(_ slot: Int32) {
-        guard slot != head else { return }
-        // Not the head, so it has a previous node.
-        let previous = nodes[Int(slot)].previous
-        let next = nodes[Int(slot)].next
-        nodes[Int(previous)].next = next
-        if next != Self.none {
-            nodes[Int(next)].previous = previous
-        } else {
-            tail = previous
-        }
-        nodes[Int(slot)].previous = Self.none
-        nodes[Int(slot)].next = head
-        nodes[Int(head)].previous = slot
-        head = slot
     }
 }

@@ -2,6 +2,7 @@
 
 import CacheTestSupport
 import Foundation
+import Testing
 
 @testable import CacheTiers
 
@@ -83,6 +84,18 @@ struct ReferenceLRU {
     }
 }
 
+/// What the random-sequence tests need of a reference model.
+protocol ReferenceCache {
+    mutating func entry(for key: CacheKey) -> CacheEntry?
+    mutating func set(_ entry: CacheEntry, for key: CacheKey) -> Bool
+    mutating func remove(_ key: CacheKey) -> CacheEntry?
+    mutating func removeAll()
+    mutating func removeEntries(storedSince date: Date) -> Int
+}
+
+extension ReferenceLRU: ReferenceCache {}
+extension ReferenceS3FIFO: ReferenceCache {}
+
 /// One step of a random operation sequence.
 enum RandomOperation: CustomStringConvertible {
     case get(CacheKey)
@@ -98,6 +111,40 @@ enum RandomOperation: CustomStringConvertible {
         case .remove(let key): "remove \(key)"
         case .removeAll: "removeAll"
         case .removeEntries(let date): "removeEntries(storedSince: \(date.timeIntervalSince1970))"
+        }
+    }
+
+    /// Applies the operation to `shard` and to `reference`, expecting the same answers.
+    func apply(to shard: inout MemoryShard, and reference: inout some ReferenceCache, step: Int) {
+        switch self {
+        case .get(let key):
+            #expect(shard.entry(for: key) == reference.entry(for: key), "step \(step): \(self)")
+        case .set(let key, let entry):
+            #expect(shard.set(entry, for: key).stored == reference.set(entry, for: key), "step \(step)")
+        case .remove(let key):
+            #expect(shard.remove(key) == reference.remove(key), "step \(step): \(self)")
+        case .removeAll:
+            shard.removeAll()
+            reference.removeAll()
+        case .removeEntries(let date):
+            #expect(shard.removeEntries(storedSince: date) == reference.removeEntries(storedSince: date))
+        }
+    }
+
+    /// Applies the operation to `tier` and to `reference`, expecting the same answers.
+    func apply(to tier: MemoryTier, and reference: inout some ReferenceCache, step: Int) {
+        switch self {
+        case .get(let key):
+            #expect(tier.entry(for: key) == reference.entry(for: key), "step \(step): \(self)")
+        case .set(let key, let entry):
+            #expect(tier.set(entry, for: key) == reference.set(entry, for: key), "step \(step): \(self)")
+        case .remove(let key):
+            #expect(tier.remove(key) == reference.remove(key), "step \(step): \(self)")
+        case .removeAll:
+            tier.removeAll()
+            reference.removeAll()
+        case .removeEntries(let date):
+            #expect(tier.removeEntries(storedSince: date) == reference.removeEntries(storedSince: date))
         }
     }
 
