@@ -4,7 +4,13 @@ import ArgumentParser
 import CacheTiers
 import Foundation
 
-/// Opens the store, runs `body`, and closes it (writing the index snapshot).
+/// Opens the store, runs `body`, and closes it (writing the index snapshot when something
+/// changed).
+///
+/// What `body` did is the command's result: once it succeeded, a failure to close (the index
+/// snapshot could not be written on a full disk, say) is a warning, not the command's failure —
+/// a `put` whose record is in the log has stored its value, and a read has read. The next open
+/// replays what the snapshot does not cover.
 func withStore<T>(_ options: StoreOptions, _ body: (DiskStore) throws -> T) throws -> T {
     let store = try DiskStore(configuration: try options.configuration())
     let result: T
@@ -14,7 +20,13 @@ func withStore<T>(_ options: StoreOptions, _ body: (DiskStore) throws -> T) thro
         try? store.close()
         throw error
     }
-    try store.close()
+    do {
+        try store.close()
+    } catch {
+        writeError(
+            "warning: done, but the index snapshot was not written (\(error)); the next open replays the log"
+        )
+    }
     return result
 }
 
