@@ -35,7 +35,10 @@ import Testing
         let stats = try tool.tool(["stats", cache, "--capacity", "2000000"])
         #expect(stats.status == 0, "\(stats.error)")
         // A write that cannot land says so, and what was stored stays readable.
-        let put = try tool.tool(["put", cache, "big", "--capacity", "2000000"], input: SampleData.random(count: 60_000))
+        let put = try tool.tool(
+            ["put", cache, "big", "--capacity", "2000000"],
+            input: SampleData.random(count: 60_000)
+        )
         #expect(put.status != 0 && put.error.contains("space"), "\(put.error)")
         #expect(try tool.tool(["get", cache, "k0", "--capacity", "2000000"]).output == values[0])
     }
