@@ -50,7 +50,7 @@ package final class FaultInjector: Sendable {
 /// The one small type through which the disk tier reads and writes files: positional reads and
 /// writes over swift-system's `FileDescriptor`, every failure a thrown `CacheError` with the
 /// `Errno` as its cause.
-package struct CacheFile {
+package struct CacheFile: Sendable {
     package let descriptor: FileDescriptor
     package let path: FilePath
     private let faults: FaultInjector?

@@ -96,6 +96,16 @@ package struct DiskIndex {
         slots[index].accessed = true
     }
 
+    /// The entry for `digest`, marked as read since written: a reader's lookup. The slot is
+    /// written only when its access bit was clear, so that repeated hits leave its memory clean.
+    /// - Complexity: O(1) on average.
+    package mutating func entryMarkingAccessed(_ digest: UInt64) -> IndexEntry? {
+        guard let index = slotIndex(of: digest) else { return nil }
+        let entry = slots[index]
+        if !entry.accessed { slots[index].accessed = true }
+        return entry
+    }
+
     /// Inserts or replaces the entry for `entry.digest`.
     /// - Returns: the entry it replaced.
     @discardableResult
@@ -164,9 +174,20 @@ package struct DiskIndex {
         slots.filter { $0.digest != 0 && isIncluded($0) }
     }
 
+    /// Makes room for `minimumCount` entries without growing again.
+    package mutating func reserveCapacity(_ minimumCount: Int) {
+        let needed = Int((Double(minimumCount) / Self.maximumLoad).rounded(.up)) + 1
+        guard needed > slots.count else { return }
+        rebuild(capacity: needed)
+    }
+
     private mutating func grow() {
+        rebuild(capacity: max(16, slots.count + slots.count / 2))
+    }
+
+    private mutating func rebuild(capacity: Int) {
         let old = slots
-        slots = Array(repeating: Self.empty, count: max(16, old.count + old.count / 2))
+        slots = Array(repeating: Self.empty, count: capacity)
         count = 0
         for slot in old where slot.digest != 0 {
             update(slot)

@@ -24,19 +24,19 @@ extension DiskStore {
         for sequence in try directory.segmentSequences() {
             let file = try CacheFile.open(directory.segmentPath(sequence), create: false, faults: configuration.faults)
             // In `segments` before anything can throw, so the store's cleanup closes it.
-            segments[sequence] = Segment(sequence: sequence, file: file, size: 0, liveBytes: 0)
-            segments[sequence]?.size = Int(try file.size())
+            let handle = SegmentHandle(sequence: sequence, file: file)
+            segments[sequence] = Segment(handle: handle, size: 0)
             order.append(sequence)
+            index.addSegment(handle)
+            segments[sequence]?.size = Int(try file.size())
         }
 
         var replayFrom: (sequence: UInt32, offset: Int)? = order.first.map { ($0, Self.segmentHeaderSize) }
         if let snapshot = loadSnapshot() {
-            index = DiskIndex(minimumCapacity: snapshot.entries.count)
-            for entry in snapshot.entries {
-                guard let segment = segments[entry.segment], Int(entry.offset) + entry.length <= segment.size else {
-                    continue
-                }
-                index.update(entry)
+            index.removeAll()
+            index.load(snapshot.entries) { entry in
+                guard let segment = segments[entry.segment] else { return false }
+                return Int(entry.offset) + entry.length <= segment.size
             }
             recovery.usedSnapshot = true
             recovery.snapshotEntries = index.count
@@ -108,7 +108,7 @@ extension DiskStore {
         recovery.replayedBytes += result.validEnd
         recovery.corruptRegions += result.corruptRegions
         if result.corruptRegions > 0 {
-            statistics.corruptRecords += result.corruptRegions
+            counters.corruptRecords += result.corruptRegions
             logger.warning(
                 "corrupt regions skipped during recovery",
                 metadata: ["segment": "\(sequence)", "regions": "\(result.corruptRegions)"]
@@ -160,7 +160,8 @@ extension DiskStore {
     }
 
     func recomputeLiveBytes() {
-        for sequence in order { segments[sequence]?.liveBytes = 0 }
-        index.forEachEntry { entry in segments[entry.segment]?.liveBytes += entry.length }
+        var live: [UInt32: Int] = [:]
+        index.forEachEntry { entry in live[entry.segment, default: 0] += entry.length }
+        for segment in segments.values { segment.handle.setLiveBytes(live[segment.sequence] ?? 0) }
     }
 }

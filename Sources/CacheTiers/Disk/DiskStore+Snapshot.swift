@@ -27,20 +27,24 @@ enum SnapshotFormat {
         var coveredOffset: Int
     }
 
-    static func encode(index: DiskIndex, coveredSegment: UInt32, coveredOffset: Int, writtenAtMillis: Int64) -> [UInt8]
-    {
-        let length = headerSize + index.count * entrySize + trailerSize
+    static func encode(
+        entries: [IndexEntry],
+        coveredSegment: UInt32,
+        coveredOffset: Int,
+        writtenAtMillis: Int64
+    ) -> [UInt8] {
+        let length = headerSize + entries.count * entrySize + trailerSize
         return [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
             let bytes = UnsafeMutableRawBufferPointer(buffer)
             bytes.storeBytes(of: magic.littleEndian, toByteOffset: 0, as: UInt32.self)
             bytes.storeBytes(of: version.littleEndian, toByteOffset: 4, as: UInt32.self)
-            bytes.storeBytes(of: UInt64(index.count).littleEndian, toByteOffset: 8, as: UInt64.self)
+            bytes.storeBytes(of: UInt64(entries.count).littleEndian, toByteOffset: 8, as: UInt64.self)
             bytes.storeBytes(of: coveredSegment.littleEndian, toByteOffset: 16, as: UInt32.self)
             bytes.storeBytes(of: UInt32(coveredOffset).littleEndian, toByteOffset: 20, as: UInt32.self)
             bytes.storeBytes(of: writtenAtMillis.littleEndian, toByteOffset: 24, as: Int64.self)
             bytes.storeBytes(of: UInt64(0), toByteOffset: 32, as: UInt64.self)
             var position = headerSize
-            index.forEachEntry { entry in
+            for entry in entries {
                 bytes.storeBytes(of: entry.digest.littleEndian, toByteOffset: position, as: UInt64.self)
                 bytes.storeBytes(of: entry.segment.littleEndian, toByteOffset: position + 8, as: UInt32.self)
                 bytes.storeBytes(of: entry.offset.littleEndian, toByteOffset: position + 12, as: UInt32.self)
@@ -106,7 +110,7 @@ extension DiskStore {
         try syncActive()
         guard let active = segments[activeSequence] else { return }
         let bytes = SnapshotFormat.encode(
-            index: index,
+            entries: index.allEntries(),
             coveredSegment: active.sequence,
             coveredOffset: active.size,
             writtenAtMillis: nowMillis()

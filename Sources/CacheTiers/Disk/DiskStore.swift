@@ -10,17 +10,26 @@ package import Foundation
 #endif
 
 /// The disk tier's engine: an append-only log of segments, an index, and the rules that keep them
-/// consistent. Synchronous and not thread-safe: ``DiskTier`` (an actor) owns one, tests and tools
-/// drive one directly.
+/// consistent. Its writes are synchronous and not thread-safe: ``DiskTier`` (an actor) owns one,
+/// tests and tools drive one directly. Its reads go through ``reader``, which any number of
+/// tasks may use at once (see ``DiskReader`` and ``SegmentHandle``).
 package final class DiskStore {
     /// A segment file and what the store knows of it.
     package struct Segment {
-        package var sequence: UInt32
-        package var file: CacheFile
+        /// The open file, shared with readers in flight.
+        package var handle: SegmentHandle
         /// Bytes in the file, header included.
         package var size: Int
+
+        package init(handle: SegmentHandle, size: Int) {
+            self.handle = handle
+            self.size = size
+        }
+
+        package var sequence: UInt32 { handle.sequence }
+        package var file: CacheFile { handle.file }
         /// Bytes of records the index points at.
-        package var liveBytes: Int
+        package var liveBytes: Int { handle.liveBytes }
     }
 
     /// Counters since open.
@@ -50,14 +59,18 @@ package final class DiskStore {
     package let configuration: DiskTier.Configuration
     package let directory: CacheDirectory
     package var logger: Logger { configuration.logger }
-    package internal(set) var index = DiskIndex()
+    /// The index, striped so that readers on many cores do not queue behind each other.
+    package let index = StripedIndex()
+    /// The read path, safe to use from any task while this store writes.
+    package private(set) var reader: DiskReader
     /// Open segments by sequence number; ``order`` lists them oldest first, the last one active.
     package internal(set) var segments: [UInt32: Segment] = [:]
     package internal(set) var order: [UInt32] = []
     package internal(set) var snapshotBytes = 0
     /// The sum of the segments' sizes, kept up to date on every change (the write path reads it).
     package internal(set) var segmentBytesTotal = 0
-    package internal(set) var statistics = Statistics()
+    /// The writer's counters; ``statistics`` adds the readers'.
+    var counters = Statistics()
     package internal(set) var recovery = RecoveryReport()
     /// The keys of an encrypted store; nil for a plain one.
     package internal(set) var cipher: RecordCipher?
@@ -74,6 +87,7 @@ package final class DiskStore {
         try configuration.validate()
         self.configuration = configuration
         self.directory = try CacheDirectory(path: FilePath(configuration.directory))
+        self.reader = DiskReader(index: index, cipher: nil, logger: configuration.logger)
         do {
             cipher = try KeyCheckFile.open(
                 directory,
@@ -81,6 +95,7 @@ package final class DiskStore {
                 create: true,
                 faults: configuration.faults
             )
+            reader = DiskReader(index: index, cipher: cipher, logger: configuration.logger)
             try recover()
         } catch {
             releaseFiles()
@@ -92,14 +107,30 @@ package final class DiskStore {
         releaseFiles()
     }
 
-    /// Closes the segments and releases the directory lock, once: a descriptor closed twice may
-    /// by then number a file another thread opened, which the second close would take from it.
+    /// Lets go of the segments and releases the directory lock, once: a descriptor closed twice
+    /// may by then number a file another thread opened, which the second close would take from it.
     /// (A class whose initializer throws still runs `deinit`, after the initializer's own cleanup.)
+    /// The index is emptied first, so that reads miss; each segment's descriptor is closed when the
+    /// last reader in flight lets go of it (see ``SegmentHandle``).
     private func releaseFiles() {
         guard !isClosed else { return }
         isClosed = true
-        for segment in segments.values { segment.file.close() }
+        index.removeAll()
+        for sequence in segments.keys { index.removeSegment(sequence) }
+        segments.removeAll()
         directory.unlock()
+    }
+
+    /// Counters since open: the writer's and the readers'.
+    package var statistics: Statistics {
+        var statistics = counters
+        let read = index.readCounters
+        statistics.hits += read.hits
+        statistics.misses += read.misses
+        statistics.bytesRead += read.bytesRead
+        statistics.corruptRecords += read.corrupt
+        statistics.authenticationFailures += read.unauthenticated
+        return statistics
     }
 
     // MARK: Sizes
@@ -115,37 +146,12 @@ package final class DiskStore {
 
     // MARK: Reads
 
-    /// The entry stored for `key`, or nil.
+    /// The entry stored for `key`, or nil: ``DiskReader/entry(for:)``.
     ///
     /// A record that fails its checksum is a miss: counted, logged and dropped from the index.
     /// - Complexity: O(1) index lookup and one positional read of the record.
     package func entry(for key: CacheKey) -> CacheEntry? {
-        let digest = digest(for: key)
-        guard !isClosed, let location = index[digest] else {
-            statistics.misses += 1
-            return nil
-        }
-        guard let record = readPlainRecord(location) else {
-            statistics.misses += 1
-            return nil
-        }
-        let entry: CacheEntry? = record.withUnsafeBytes { bytes in
-            guard let header = RecordFormat.parseHeader(bytes), !header.flags.contains(.tombstone) else { return nil }
-            guard RecordFormat.recordKey(bytes, header: header, equals: key) else { return nil }
-            do {
-                return try RecordFormat.decodeEntry(bytes, header: header)
-            } catch {
-                dropCorrupt(location, reason: "value does not decompress: \(error)")
-                return nil
-            }
-        }
-        guard let entry else {
-            statistics.misses += 1
-            return nil
-        }
-        statistics.hits += 1
-        index.markAccessed(digest)
-        return entry
+        reader.entry(for: key)
     }
 
     /// Reads the record at `location` and checks its checksum; a bad one is dropped and counted.
@@ -167,7 +173,7 @@ package final class DiskStore {
             dropCorrupt(location, reason: "record extends past the end of its segment")
             return nil
         }
-        statistics.bytesRead += record.count
+        counters.bytesRead += record.count
         let valid = record.withUnsafeBytes { bytes in
             if authenticatedLater, let header = RecordFormat.parseHeader(bytes), header.flags.contains(.encrypted) {
                 return header.recordLength == bytes.count
@@ -192,7 +198,7 @@ package final class DiskStore {
         _ message: Logger.Message,
         reason: String
     ) {
-        statistics[keyPath: counter] += 1
+        counters[keyPath: counter] += 1
         logger.warning(
             message,
             metadata: [
@@ -200,7 +206,7 @@ package final class DiskStore {
             ]
         )
         if let removed = index.remove(location.digest) {
-            segments[removed.segment]?.liveBytes -= removed.length
+            segments[removed.segment]?.handle.addLiveBytes(-removed.length)
         }
     }
 
@@ -232,7 +238,7 @@ package final class DiskStore {
             record = try RecordFormat.seal(record, digest: digest, cipher: cipher)
         }
         guard record.count <= configuration.admissionLimit else {
-            statistics.admissionRefusals += 1
+            counters.admissionRefusals += 1
             try remove(digest)
             return .refused
         }
@@ -244,8 +250,8 @@ package final class DiskStore {
             forgetAfterFailedWrite(digest)
             throw error
         }
-        statistics.valueBytesWritten += entry.value.count
-        statistics.storedValueBytesWritten += storedValueBytes
+        counters.valueBytesWritten += entry.value.count
+        counters.storedValueBytesWritten += storedValueBytes
         let stored = IndexEntry(
             digest: digest,
             segment: location.segment,
@@ -254,9 +260,9 @@ package final class DiskStore {
             storedAtSeconds: IndexEntry.seconds(fromMillis: entry.storedAt.millisecondsSince1970)
         )
         if let old = index.update(stored) {
-            segments[old.segment]?.liveBytes -= old.length
+            segments[old.segment]?.handle.addLiveBytes(-old.length)
         }
-        segments[location.segment]?.liveBytes += record.count
+        segments[location.segment]?.handle.addLiveBytes(record.count)
         try enforceCapacity()
         return .stored
     }
@@ -280,7 +286,7 @@ package final class DiskStore {
             throw error
         }
         if let removed = index.remove(digest) {
-            segments[removed.segment]?.liveBytes -= removed.length
+            segments[removed.segment]?.handle.addLiveBytes(-removed.length)
         }
         return true
     }
@@ -288,9 +294,9 @@ package final class DiskStore {
     /// After a failed write, drop the key from the index so that an older value is not served in
     /// place of the newer one. A restart may bring the older value back; it never brings wrong bytes.
     private func forgetAfterFailedWrite(_ digest: UInt64) {
-        statistics.writeErrors += 1
+        counters.writeErrors += 1
         if let removed = index.remove(digest) {
-            segments[removed.segment]?.liveBytes -= removed.length
+            segments[removed.segment]?.handle.addLiveBytes(-removed.length)
         }
     }
 
@@ -352,7 +358,7 @@ package final class DiskStore {
         }
         segments[sequence]?.size = offset + record.count
         segmentBytesTotal += record.count
-        statistics.bytesWritten += record.count
+        counters.bytesWritten += record.count
         unsyncedBytes += record.count
         if let interval = configuration.fsync.interval, ContinuousClock.now - lastSync >= interval {
             try syncActive()
@@ -386,7 +392,9 @@ package final class DiskStore {
             try? directory.remove(path)
             throw error
         }
-        segments[sequence] = Segment(sequence: sequence, file: file, size: Self.segmentHeaderSize, liveBytes: 0)
+        let handle = SegmentHandle(sequence: sequence, file: file)
+        segments[sequence] = Segment(handle: handle, size: Self.segmentHeaderSize)
+        index.addSegment(handle)
         segmentBytesTotal += Self.segmentHeaderSize
         order.append(sequence)
         if configuration.fsync.syncsOnRotation { directory.sync() }
@@ -400,10 +408,12 @@ package final class DiskStore {
     }
 
     func deleteSegment(_ sequence: UInt32) throws {
+        // The index no longer points into it (retirement and compaction removed or moved its
+        // entries): new lookups cannot find it; readers in flight keep its descriptor open.
+        index.removeSegment(sequence)
         guard let segment = segments.removeValue(forKey: sequence) else { return }
         segmentBytesTotal -= segment.size
         order.removeAll { $0 == sequence }
-        segment.file.close()
         try directory.remove(directory.segmentPath(sequence))
     }
 

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package import Logging
+import Synchronization
+
+/// The disk tier's read path, safe to call from any number of tasks at once while the writer
+/// appends, retires and compacts.
+///
+/// A read is one short critical section on one index stripe (find the entry, set its access bit,
+/// take a reference to its segment), then one positional read of exactly the record's length with
+/// no lock held, then verification — the CRC-32C of a plain record, or the AES-GCM tag of an
+/// encrypted one — and the value decompressed straight into the returned array. A record that does
+/// not verify is a miss: counted, logged and dropped from the index, never returned.
+package final class DiskReader: Sendable {
+    /// What one read found.
+    package enum Outcome: Sendable {
+        case hit(CacheEntry, bytesRead: Int)
+        case miss
+        /// The record failed its checksum or did not decompress: dropped.
+        case corrupt(bytesRead: Int)
+        /// The record did not authenticate: dropped.
+        case unauthenticated(bytesRead: Int)
+    }
+
+    package let index: StripedIndex
+    /// The keys of an encrypted store; nil for a plain one.
+    package let cipher: RecordCipher?
+    let logger: Logger
+
+    package init(index: StripedIndex, cipher: RecordCipher?, logger: Logger) {
+        self.index = index
+        self.cipher = cipher
+        self.logger = logger
+    }
+
+    /// The digest the index keys `key` by: keyed (SipHash) in an encrypted store, the key's own
+    /// digest in a plain one.
+    package func digest(for key: CacheKey) -> UInt64 {
+        cipher?.digest(of: key) ?? key.digest
+    }
+
+    /// The entry stored for `key`, or nil.
+    /// - Complexity: O(1): one stripe lookup and one positional read.
+    package func entry(for key: CacheKey) -> CacheEntry? {
+        if case .hit(let entry, _) = read(key) { return entry }
+        return nil
+    }
+
+    /// Reads the entry for `key`.
+    package func read(_ key: CacheKey) -> Outcome {
+        let digest = digest(for: key)
+        let stripe = index.stripe(for: digest)
+        guard let (location, segment) = stripe.lookup(digest) else {
+            stripe.misses.add(1, ordering: .relaxed)
+            return .miss
+        }
+        let record: [UInt8]?
+        do {
+            record = try segment.file.read(count: location.length, at: Int64(location.offset))
+        } catch {
+            logger.error("disk read failed", metadata: ["error": "\(error)"])
+            stripe.misses.add(1, ordering: .relaxed)
+            return .miss
+        }
+        guard let record else {
+            drop(location, segment: segment, stripe: stripe, reason: "record extends past the end of its segment")
+            return .corrupt(bytesRead: 0)
+        }
+        stripe.bytesRead.add(record.count, ordering: .relaxed)
+        let outcome = record.withUnsafeBytes { decode($0, key: key) }
+        switch outcome {
+        case .hit:
+            stripe.hits.add(1, ordering: .relaxed)
+        case .miss:
+            stripe.misses.add(1, ordering: .relaxed)
+        case .corrupt:
+            drop(location, segment: segment, stripe: stripe, reason: "checksum mismatch or bad value")
+        case .unauthenticated:
+            drop(location, segment: segment, stripe: stripe, unauthenticated: true, reason: "does not authenticate")
+        }
+        return outcome
+    }
+
+    /// Verifies and decodes the bytes of one record.
+    private func decode(_ bytes: UnsafeRawBufferPointer, key: CacheKey) -> Outcome {
+        let count = bytes.count
+        guard let header = RecordFormat.parseHeader(bytes), header.recordLength == count else {
+            return .corrupt(bytesRead: count)
+        }
+        if let cipher {
+            // The AES-GCM tag covers every byte the checksum does (the checksum field aside).
+            guard header.flags.contains(.encrypted) else {
+                guard RecordFormat.computeChecksum(bytes) == header.checksum else { return .corrupt(bytesRead: count) }
+                return .unauthenticated(bytesRead: count)
+            }
+            guard let plain = RecordFormat.unseal(bytes, header: header, cipher: cipher)
+            else { return .unauthenticated(bytesRead: count) }
+            return plain.withUnsafeBytes { plain in
+                guard let plainHeader = RecordFormat.parseHeader(plain) else { return .corrupt(bytesRead: count) }
+                return decodeVerified(plain, header: plainHeader, key: key, bytesRead: count)
+            }
+        }
+        guard RecordFormat.computeChecksum(bytes) == header.checksum else { return .corrupt(bytesRead: count) }
+        guard !header.flags.contains(.encrypted) else { return .unauthenticated(bytesRead: count) }
+        return decodeVerified(bytes, header: header, key: key, bytesRead: count)
+    }
+
+    private func decodeVerified(
+        _ bytes: UnsafeRawBufferPointer,
+        header: RecordHeader,
+        key: CacheKey,
+        bytesRead: Int
+    ) -> Outcome {
+        // The full key is checked: two keys with one digest make a miss, never each other's bytes.
+        guard !header.flags.contains(.tombstone), !header.flags.contains(.clear),
+            RecordFormat.recordKey(bytes, header: header, equals: key)
+        else { return .miss }
+        do {
+            return .hit(try RecordFormat.decodeEntry(bytes, header: header), bytesRead: bytesRead)
+        } catch {
+            return .corrupt(bytesRead: bytesRead)
+        }
+    }
+
+    /// Counts, logs and forgets a record that must not be served, if the index still points at it.
+    private func drop(
+        _ location: IndexEntry,
+        segment: SegmentHandle,
+        stripe: StripedIndex.Stripe,
+        unauthenticated: Bool = false,
+        reason: String
+    ) {
+        if unauthenticated {
+            stripe.authenticationFailures.add(1, ordering: .relaxed)
+        } else {
+            stripe.corruptRecords.add(1, ordering: .relaxed)
+        }
+        stripe.misses.add(1, ordering: .relaxed)
+        logger.warning(
+            unauthenticated ? "unauthenticated record dropped" : "corrupt record dropped",
+            metadata: ["segment": "\(location.segment)", "offset": "\(location.offset)", "reason": "\(reason)"]
+        )
+        if stripe.remove(ifStill: location) {
+            segment.addLiveBytes(-location.length)
+        }
+    }
+}
