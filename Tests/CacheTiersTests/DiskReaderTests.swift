@@ -123,7 +123,7 @@ import Testing
             }
             try store.removeAll()  // deletes the segment the entry was in
             #expect(store.entry(for: key) == nil)
-            let bytes = try handle.file.read(count: location.length, at: Int64(location.offset))
+            let bytes = try DiskReader.readRecord(location, from: handle.file)
             #expect(bytes.map { $0.withUnsafeBytes { RecordFormat.verifiedHeader($0) } != nil } == true)
             try store.close()
         }

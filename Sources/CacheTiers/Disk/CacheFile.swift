@@ -106,6 +106,17 @@ package struct CacheFile: Sendable {
     /// Reads into `buffer` from `offset` until it is full or the file ends.
     /// - Returns: the number of bytes read; less than `buffer.count` only at the end of the file.
     package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        try read(into: buffer, at: offset) { _ in false }
+    }
+
+    /// Reads into `buffer` from `offset` until it is full, the file ends, or `isEnough` — asked
+    /// after a read that returned fewer bytes than asked for — says the bytes so far suffice.
+    /// - Returns: the number of bytes read.
+    package func read(
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: Int64,
+        isEnough: (UnsafeRawBufferPointer) -> Bool
+    ) throws -> Int {
         var total = 0
         do {
             while total < buffer.count {
@@ -116,6 +127,7 @@ package struct CacheFile: Sendable {
                 )
                 if count == 0 { break }
                 total += count
+                if total < buffer.count, isEnough(UnsafeRawBufferPointer(rebasing: buffer[..<total])) { break }
             }
         } catch let errno as Errno {
             throw CacheFile.error(errno, "read \(buffer.count) bytes at \(offset) of \(path)")

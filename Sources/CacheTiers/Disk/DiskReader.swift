@@ -36,7 +36,30 @@ package final class DiskReader: Sendable {
     /// The digest the index keys `key` by: keyed (SipHash) in an encrypted store, the key's own
     /// digest in a plain one.
     package func digest(for key: CacheKey) -> UInt64 {
-        cipher?.digest(of: key) ?? key.digest
+        IndexEntry.indexDigest(cipher?.digest(of: key) ?? key.digest)
+    }
+
+    /// Reads the record `location` points at in `file`: one positional read of its size class
+    /// (a record at the end of the file reads short), cut to the length its header gives.
+    /// - Returns: the record's bytes, not yet verified; nil when the file ends first, or when the
+    ///   header is unreadable or its length is not of the entry's size class.
+    /// - Throws: I/O errors.
+    package static func readRecord(_ location: IndexEntry, from file: CacheFile) throws -> [UInt8]? {
+        var complete = false
+        let bytes = try [UInt8](unsafeUninitializedCapacity: location.length) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            let read = try file.read(into: raw, at: Int64(location.offset)) { bytes in
+                guard let header = RecordFormat.parseHeader(bytes) else { return true }
+                return header.recordLength <= bytes.count
+            }
+            initialized = read
+            guard let header = RecordFormat.parseHeader(UnsafeRawBufferPointer(rebasing: raw[..<read])),
+                header.recordLength <= read, IndexEntry.sizeClass(of: header.recordLength) == location.sizeClass
+            else { return }
+            complete = true
+            initialized = header.recordLength
+        }
+        return complete ? bytes : nil
     }
 
     /// The entry stored for `key`, or nil.
@@ -56,14 +79,19 @@ package final class DiskReader: Sendable {
         }
         let record: [UInt8]?
         do {
-            record = try segment.file.read(count: location.length, at: Int64(location.offset))
+            record = try Self.readRecord(location, from: segment.file)
         } catch {
             logger.error("disk read failed", metadata: ["error": "\(error)"])
             stripe.misses.add(1, ordering: .relaxed)
             return .miss
         }
         guard let record else {
-            drop(location, segment: segment, stripe: stripe, reason: "record extends past the end of its segment")
+            drop(
+                location,
+                segment: segment,
+                stripe: stripe,
+                reason: "record extends past the end of its segment or its header is damaged"
+            )
             return .corrupt(bytesRead: 0)
         }
         stripe.bytesRead.add(record.count, ordering: .relaxed)

@@ -45,18 +45,17 @@ extension DiskStore {
     private func move(_ entry: IndexEntry, record: [UInt8], keepAccess: Bool) throws -> Bool {
         guard let record = try resealedIfStale(record, location: entry) else { return false }
         let location = try append(record)
-        var moved = IndexEntry(
+        let moved = IndexEntry(
             digest: entry.digest,
             segment: location.segment,
             offset: UInt32(location.offset),
             length: record.count,
-            storedAtSeconds: entry.storedAtSeconds
+            accessed: keepAccess && entry.accessed
         )
-        moved.accessed = keepAccess && entry.accessed
         if let old = index.update(moved) {
             segments[old.segment]?.handle.addLiveBytes(-old.length)
         }
-        segments[location.segment]?.handle.addLiveBytes(record.count)
+        segments[location.segment]?.handle.addLiveBytes(moved.length)
         return true
     }
 

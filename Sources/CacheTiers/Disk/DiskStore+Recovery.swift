@@ -36,7 +36,7 @@ extension DiskStore {
             index.removeAll()
             index.load(snapshot.entries) { entry in
                 guard let segment = segments[entry.segment] else { return false }
-                return Int(entry.offset) + entry.length <= segment.size
+                return Int(entry.offset) + RecordFormat.headerSize <= segment.size
             }
             recovery.usedSnapshot = true
             recovery.snapshotEntries = index.count
@@ -142,8 +142,7 @@ extension DiskStore {
                 digest: RecordFormat.indexDigest(record, header: header),
                 segment: segment,
                 offset: UInt32(offset),
-                length: header.recordLength,
-                storedAtSeconds: IndexEntry.seconds(fromMillis: header.storedAtMillis)
+                length: header.recordLength
             )
         )
         return false

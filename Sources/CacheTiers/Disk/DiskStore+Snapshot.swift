@@ -6,19 +6,20 @@ import SystemPackage
 /// The index snapshot file, `index.lcx` (little-endian; see docs/disk-format.md):
 ///
 /// ```
-/// header, 40 bytes:  magic "LCIX" | version u32 (1) | entry count u64 | covered segment u32 |
+/// header, 40 bytes:  magic "LCIX" | version u32 (2) | entry count u64 | covered segment u32 |
 ///                    covered offset u32 | written at ms i64 | reserved u64
-/// entries, 24 bytes: digest u64 | segment u32 | offset u32 | record length u32 | stored at s u32
+/// entries, 16 bytes: index digest u64 | segment << 38 | offset << 8 | size class, u64
 /// trailer, 8 bytes:  CRC-32C of everything before it u32 | magic "LCIE"
 /// ```
 /// "Covered" is the log position the snapshot reflects: every record before it. Opening loads the
-/// snapshot and replays only what follows.
+/// snapshot and replays only what follows. A snapshot of another version is ignored (every
+/// segment is replayed, and the next snapshot is of this version).
 enum SnapshotFormat {
     static let magic: UInt32 = 0x5849_434C  // "LCIX"
     static let endMagic: UInt32 = 0x4549_434C  // "LCIE"
-    static let version: UInt32 = 1
+    static let version: UInt32 = 2
     static let headerSize = 40
-    static let entrySize = 24
+    static let entrySize = 16
     static let trailerSize = 8
 
     struct Snapshot {
@@ -32,7 +33,9 @@ enum SnapshotFormat {
         coveredSegment: UInt32,
         coveredOffset: Int,
         writtenAtMillis: Int64
-    ) -> [UInt8] {
+    )
+        -> [UInt8]
+    {
         let length = headerSize + entries.count * entrySize + trailerSize
         return [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
             let bytes = UnsafeMutableRawBufferPointer(buffer)
@@ -45,11 +48,9 @@ enum SnapshotFormat {
             bytes.storeBytes(of: UInt64(0), toByteOffset: 32, as: UInt64.self)
             var position = headerSize
             for entry in entries {
+                let word = UInt64(entry.segment) << 38 | UInt64(entry.offset) << 8 | UInt64(entry.sizeClass)
                 bytes.storeBytes(of: entry.digest.littleEndian, toByteOffset: position, as: UInt64.self)
-                bytes.storeBytes(of: entry.segment.littleEndian, toByteOffset: position + 8, as: UInt32.self)
-                bytes.storeBytes(of: entry.offset.littleEndian, toByteOffset: position + 12, as: UInt32.self)
-                bytes.storeBytes(of: UInt32(entry.length).littleEndian, toByteOffset: position + 16, as: UInt32.self)
-                bytes.storeBytes(of: entry.storedAtSeconds.littleEndian, toByteOffset: position + 20, as: UInt32.self)
+                bytes.storeBytes(of: word.littleEndian, toByteOffset: position + 8, as: UInt64.self)
                 position += entrySize
             }
             let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<position]))
@@ -74,22 +75,23 @@ enum SnapshotFormat {
         guard UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: end + 4, as: UInt32.self)) == endMagic,
             CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<end])) == checksum
         else { return nil }
+        let minimumClass = IndexEntry.sizeClass(of: RecordFormat.headerSize)
         var entries: [IndexEntry] = []
         entries.reserveCapacity(Int(count))
         var position = headerSize
         for _ in 0..<Int(count) {
             let digest = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
-            let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 16, as: UInt32.self)))
-            guard digest != 0, length >= RecordFormat.headerSize, length < 1 << 31 else { return nil }
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 8, as: UInt64.self))
+            let sizeClass = UInt8(truncatingIfNeeded: word)
+            guard digest != 0, IndexEntry.indexDigest(digest) == digest, sizeClass >= minimumClass, sizeClass < 0xF0
+            else { return nil }
             entries.append(
                 IndexEntry(
                     digest: digest,
-                    segment: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 8, as: UInt32.self)),
-                    offset: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 12, as: UInt32.self)),
-                    length: length,
-                    storedAtSeconds: UInt32(
-                        littleEndian: bytes.loadUnaligned(fromByteOffset: position + 20, as: UInt32.self)
-                    )
+                    segment: UInt32(truncatingIfNeeded: word >> 38),
+                    offset: UInt32(truncatingIfNeeded: word >> 8) & IndexEntry.maximumOffset,
+                    sizeClass: sizeClass,
+                    accessed: false
                 )
             )
             position += entrySize

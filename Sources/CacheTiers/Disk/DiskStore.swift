@@ -4,9 +4,9 @@ package import Logging
 import SystemPackage
 
 #if canImport(FoundationEssentials)
-package import FoundationEssentials
+import FoundationEssentials
 #else
-package import Foundation
+import Foundation
 #endif
 
 /// The disk tier's engine: an append-only log of segments, an index, and the rules that keep them
@@ -21,15 +21,20 @@ package final class DiskStore {
         /// Bytes in the file, header included.
         package var size: Int
 
-        package init(handle: SegmentHandle, size: Int) {
+        package init(handle: SegmentHandle, size: Int, newestStoredAtMillis: Int64 = .max) {
             self.handle = handle
             self.size = size
+            self.newestStoredAtMillis = newestStoredAtMillis
         }
 
         package var sequence: UInt32 { handle.sequence }
         package var file: CacheFile { handle.file }
         /// Bytes of records the index points at.
         package var liveBytes: Int { handle.liveBytes }
+        /// The latest `storedAt` of any record in the segment, in ms since 1970; `Int64.max` while
+        /// unknown (a segment the index snapshot covered). ``removeEntries(storedSince:)`` reads
+        /// only the segments whose newest record is at or after its date.
+        package var newestStoredAtMillis: Int64
     }
 
     /// Counters since open.
@@ -164,13 +169,13 @@ package final class DiskStore {
         }
         let record: [UInt8]?
         do {
-            record = try segment.file.read(count: location.length, at: Int64(location.offset))
+            record = try DiskReader.readRecord(location, from: segment.file)
         } catch {
             logger.error("disk read failed", metadata: ["error": "\(error)"])
             return nil
         }
         guard let record else {
-            dropCorrupt(location, reason: "record extends past the end of its segment")
+            dropCorrupt(location, reason: "record extends past the end of its segment or its header is damaged")
             return nil
         }
         counters.bytesRead += record.count
@@ -256,13 +261,13 @@ package final class DiskStore {
             digest: digest,
             segment: location.segment,
             offset: UInt32(location.offset),
-            length: record.count,
-            storedAtSeconds: IndexEntry.seconds(fromMillis: entry.storedAt.millisecondsSince1970)
+            length: record.count
         )
         if let old = index.update(stored) {
             segments[old.segment]?.handle.addLiveBytes(-old.length)
         }
-        segments[location.segment]?.handle.addLiveBytes(record.count)
+        // Live bytes are counted in size classes, as the index knows lengths.
+        segments[location.segment]?.handle.addLiveBytes(stored.length)
         try enforceCapacity()
         return .stored
     }
@@ -314,107 +319,12 @@ package final class DiskStore {
         try writeSnapshot()
     }
 
-    /// Removes every entry stored at or after `date` (to the second: entries stored up to a
-    /// second before `date` may go too).
-    /// - Returns: how many entries were removed.
-    @discardableResult
-    package func removeEntries(storedSince date: Date) throws -> Int {
-        try checkOpen()
-        let threshold = IndexEntry.seconds(fromMillis: date.millisecondsSince1970)
-        let doomed = index.filter { $0.storedAtSeconds >= threshold }
-        for entry in doomed {
-            try remove(entry.digest)
-        }
-        return doomed.count
-    }
-
     func nowMillis() -> Int64 {
         configuration.now().millisecondsSince1970
     }
 
     func checkOpen() throws {
         guard !isClosed else { throw CacheError(code: .closed, message: "the disk tier is closed") }
-    }
-
-    // MARK: Appending
-
-    /// Appends `record` to the active segment, starting a new segment when it would not fit.
-    /// On a failed write the segment is cut back to where it was, so no torn record stays behind.
-    func append(_ record: [UInt8]) throws -> (segment: UInt32, offset: Int) {
-        if let active = segments[activeSequence], active.size > Self.segmentHeaderSize,
-            active.size + record.count > configuration.effectiveSegmentBytes
-        {
-            try rotate()
-        }
-        let sequence = activeSequence
-        guard let active = segments[sequence] else { preconditionFailure("active segment missing") }
-        let offset = active.size
-        do {
-            try record.withUnsafeBytes { try active.file.write($0, at: Int64(offset)) }
-        } catch {
-            try? active.file.truncate(to: Int64(offset))
-            logger.error("disk write failed", metadata: ["error": "\(error)"])
-            throw error
-        }
-        segments[sequence]?.size = offset + record.count
-        segmentBytesTotal += record.count
-        counters.bytesWritten += record.count
-        unsyncedBytes += record.count
-        if let interval = configuration.fsync.interval, ContinuousClock.now - lastSync >= interval {
-            try syncActive()
-        }
-        return (sequence, offset)
-    }
-
-    /// Closes the active segment and starts the next one.
-    func rotate() throws {
-        if configuration.fsync.syncsOnRotation, !order.isEmpty {
-            try syncActive()
-        }
-        let next = (order.last ?? 0) + 1
-        try createSegment(next)
-    }
-
-    func createSegment(_ sequence: UInt32) throws {
-        let path = directory.segmentPath(sequence)
-        let file = try CacheFile.open(path, create: true, faults: configuration.faults)
-        var header = [UInt8](repeating: 0, count: Self.segmentHeaderSize)
-        header.withUnsafeMutableBytes { bytes in
-            bytes.storeBytes(of: Self.segmentMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
-            bytes.storeBytes(of: UInt32(1).littleEndian, toByteOffset: 4, as: UInt32.self)
-            bytes.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt32.self)
-        }
-        do {
-            try file.truncate(to: 0)
-            try header.withUnsafeBytes { try file.write($0, at: 0) }
-        } catch {
-            file.close()
-            try? directory.remove(path)
-            throw error
-        }
-        let handle = SegmentHandle(sequence: sequence, file: file)
-        segments[sequence] = Segment(handle: handle, size: Self.segmentHeaderSize)
-        index.addSegment(handle)
-        segmentBytesTotal += Self.segmentHeaderSize
-        order.append(sequence)
-        if configuration.fsync.syncsOnRotation { directory.sync() }
-    }
-
-    func syncActive() throws {
-        guard unsyncedBytes > 0, let active = segments[activeSequence] else { return }
-        try active.file.sync()
-        unsyncedBytes = 0
-        lastSync = .now
-    }
-
-    func deleteSegment(_ sequence: UInt32) throws {
-        // The index no longer points into it (retirement and compaction removed or moved its
-        // entries): new lookups cannot find it; readers in flight keep its descriptor open.
-        index.removeSegment(sequence)
-        guard let segment = segments.removeValue(forKey: sequence) else { return }
-        segmentBytesTotal -= segment.size
-        order.removeAll { $0 == sequence }
-        try directory.remove(directory.segmentPath(sequence))
     }
 
     // MARK: Closing

@@ -17,16 +17,20 @@ package final class StripedIndex: Sendable {
     /// One stripe: its part of the index, every open segment, and its readers' counters.
     package final class Stripe: Sendable {
         struct State {
-            var table = DiskIndex()
+            var table: DiskIndex
             var segments: [UInt32: SegmentHandle] = [:]
         }
 
-        let state = Mutex(State())
+        let state: Mutex<State>
         let hits = Atomic<Int>(0)
         let misses = Atomic<Int>(0)
         let bytesRead = Atomic<Int>(0)
         let corruptRecords = Atomic<Int>(0)
         let authenticationFailures = Atomic<Int>(0)
+
+        init(number: Int) {
+            state = Mutex(State(table: DiskIndex(stripe: UInt64(number))))
+        }
 
         /// The entry for `digest`, marked accessed, and a reference to its segment: the one
         /// critical section of a read.
@@ -59,7 +63,7 @@ package final class StripedIndex: Sendable {
     private let stripes: [Stripe]
 
     package init() {
-        stripes = (0..<Self.stripeCount).map { _ in Stripe() }
+        stripes = (0..<Self.stripeCount).map { Stripe(number: $0) }
     }
 
     /// The stripe of `digest`: its low bits (a stripe's table places entries by the high bits).
