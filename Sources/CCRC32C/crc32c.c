@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Hardware CRC-32C (Castagnoli): the SSE 4.2 crc32 instruction on x86-64, the CRC extension's
-// crc32c instructions on arm64. Each function is compiled for its instruction set alone and is
-// called only after a run-time check, so the library runs on CPUs without them (Swift falls back
-// to its portable slicing-by-8 code).
+// crc32c instructions on arm64. The update function is compiled for that instruction set alone
+// and called only after the run-time check, so the library runs on CPUs without them (Swift then
+// uses its portable slicing-by-8 code).
 
 #include "ccrc32c.h"
 
@@ -12,29 +12,13 @@
 #if defined(__x86_64__)
 #include <nmmintrin.h>
 
+#define CCRC32C_TARGET __attribute__((target("sse4.2")))
+#define CCRC32C_WORD(crc, word) ((uint32_t)_mm_crc32_u64((crc), (word)))
+#define CCRC32C_BYTE(crc, byte) _mm_crc32_u8((crc), (byte))
+
 int ccrc32c_hardware_available(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("sse4.2") ? 1 : 0;
-}
-
-__attribute__((target("sse4.2")))
-uint32_t ccrc32c_hardware_update(uint32_t state, const void *bytes, size_t count) {
-    const unsigned char *p = (const unsigned char *)bytes;
-    uint64_t crc = state;
-    while (count >= 8) {
-        uint64_t word;
-        memcpy(&word, p, 8);
-        crc = _mm_crc32_u64(crc, word);
-        p += 8;
-        count -= 8;
-    }
-    uint32_t crc32 = (uint32_t)crc;
-    while (count > 0) {
-        crc32 = _mm_crc32_u8(crc32, *p);
-        p += 1;
-        count -= 1;
-    }
-    return crc32;
 }
 
 #elif defined(__aarch64__)
@@ -46,6 +30,10 @@ uint32_t ccrc32c_hardware_update(uint32_t state, const void *bytes, size_t count
 #endif
 #endif
 
+#define CCRC32C_TARGET __attribute__((target("crc")))
+#define CCRC32C_WORD(crc, word) __crc32cd((crc), (word))
+#define CCRC32C_BYTE(crc, byte) __crc32cb((crc), (byte))
+
 int ccrc32c_hardware_available(void) {
 #if defined(__APPLE__)
     return 1;  // every arm64 Apple CPU has the CRC extension
@@ -56,19 +44,23 @@ int ccrc32c_hardware_available(void) {
 #endif
 }
 
-__attribute__((target("crc")))
+#endif
+
+#if defined(CCRC32C_TARGET)
+
+CCRC32C_TARGET
 uint32_t ccrc32c_hardware_update(uint32_t state, const void *bytes, size_t count) {
     const unsigned char *p = (const unsigned char *)bytes;
     uint32_t crc = state;
     while (count >= 8) {
         uint64_t word;
         memcpy(&word, p, 8);
-        crc = __crc32cd(crc, word);
+        crc = CCRC32C_WORD(crc, word);
         p += 8;
         count -= 8;
     }
     while (count > 0) {
-        crc = __crc32cb(crc, *p);
+        crc = CCRC32C_BYTE(crc, *p);
         p += 1;
         count -= 1;
     }
