@@ -33,13 +33,9 @@ extension DiskStore {
 
         var replayFrom: (sequence: UInt32, offset: Int)? = order.first.map { ($0, Self.segmentHeaderSize) }
         if let snapshot = loadSnapshot() {
-            index.removeAll()
-            index.load(snapshot.entries) { entry in
-                guard let segment = segments[entry.segment] else { return false }
-                return Int(entry.offset) + RecordFormat.headerSize <= segment.size
-            }
+            index.replaceTables(snapshot.tables)
             recovery.usedSnapshot = true
-            recovery.snapshotEntries = index.count
+            recovery.snapshotEntries = snapshot.entryCount
             if segments[snapshot.coveredSegment] != nil {
                 replayFrom = (snapshot.coveredSegment, snapshot.coveredOffset)
             } else {
@@ -159,8 +155,8 @@ extension DiskStore {
     }
 
     func recomputeLiveBytes() {
-        var live: [UInt32: Int] = [:]
-        index.forEachEntry { entry in live[entry.segment, default: 0] += entry.length }
-        for segment in segments.values { segment.handle.setLiveBytes(live[segment.sequence] ?? 0) }
+        let first = order.first ?? 0
+        let live = index.liveBytes(segmentsFrom: first, count: order.isEmpty ? 0 : Int((order.last ?? 0) - first) + 1)
+        for segment in segments.values { segment.handle.setLiveBytes(live[Int(segment.sequence - first)]) }
     }
 }

@@ -23,7 +23,10 @@ enum SnapshotFormat {
     static let trailerSize = 8
 
     struct Snapshot {
-        var entries: [IndexEntry]
+        /// The index, one table per stripe, built without locks; ``StripedIndex/replaceTables(_:)``
+        /// installs it.
+        var tables: [DiskIndex]
+        var entryCount: Int
         var coveredSegment: UInt32
         var coveredOffset: Int
     }
@@ -60,8 +63,11 @@ enum SnapshotFormat {
         }
     }
 
-    /// Decodes a snapshot; nil when anything about it is wrong.
-    static func decode(_ bytes: UnsafeRawBufferPointer) -> Snapshot? {
+    /// Decodes a snapshot straight into per-stripe tables, each sized once for its entries.
+    /// - Parameter accept: whether to keep an entry at (segment, offset): its segment is present
+    ///   and long enough.
+    /// - Returns: nil when anything about the snapshot is wrong.
+    static func decode(_ bytes: UnsafeRawBufferPointer, accept: (UInt32, UInt32) -> Bool) -> Snapshot? {
         guard bytes.count >= headerSize + trailerSize,
             UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self)) == magic,
             UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) == version
@@ -75,29 +81,35 @@ enum SnapshotFormat {
         guard UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: end + 4, as: UInt32.self)) == endMagic,
             CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<end])) == checksum
         else { return nil }
+        let stripeMask = UInt64(StripedIndex.stripeCount - 1)
+        var perStripe = [Int](repeating: 0, count: StripedIndex.stripeCount)
+        for position in stride(from: headerSize, to: end, by: entrySize) {
+            perStripe[Int(bytes[position] & UInt8(stripeMask))] += 1
+        }
+        var tables = perStripe.enumerated().map { DiskIndex(stripe: UInt64($0), minimumCapacity: $1) }
         let minimumClass = IndexEntry.sizeClass(of: RecordFormat.headerSize)
-        var entries: [IndexEntry] = []
-        entries.reserveCapacity(Int(count))
-        var position = headerSize
-        for _ in 0..<Int(count) {
+        var kept = 0
+        for position in stride(from: headerSize, to: end, by: entrySize) {
             let digest = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
             let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 8, as: UInt64.self))
             let sizeClass = UInt8(truncatingIfNeeded: word)
             guard digest != 0, IndexEntry.indexDigest(digest) == digest, sizeClass >= minimumClass, sizeClass < 0xF0
             else { return nil }
-            entries.append(
-                IndexEntry(
-                    digest: digest,
-                    segment: UInt32(truncatingIfNeeded: word >> 38),
-                    offset: UInt32(truncatingIfNeeded: word >> 8) & IndexEntry.maximumOffset,
-                    sizeClass: sizeClass,
-                    accessed: false
-                )
+            let segment = UInt32(truncatingIfNeeded: word >> 38)
+            let offset = UInt32(truncatingIfNeeded: word >> 8) & IndexEntry.maximumOffset
+            guard accept(segment, offset) else { continue }
+            let entry = IndexEntry(
+                digest: digest,
+                segment: segment,
+                offset: offset,
+                sizeClass: sizeClass,
+                accessed: false
             )
-            position += entrySize
+            if tables[Int(digest & stripeMask)].update(entry) == nil { kept += 1 }
         }
         return Snapshot(
-            entries: entries,
+            tables: tables,
+            entryCount: kept,
             coveredSegment: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self)),
             coveredOffset: Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
         )
@@ -128,7 +140,17 @@ extension DiskStore {
         guard let size = try? file.size(), size > 0, let bytes = try? file.read(count: Int(size), at: 0) else {
             return nil
         }
-        guard let snapshot = bytes.withUnsafeBytes({ SnapshotFormat.decode($0) }) else {
+        // The segments' sizes by sequence number, in one flat array: the check runs per entry.
+        let first = order.first ?? 0
+        var sizes = [Int](repeating: 0, count: order.isEmpty ? 0 : Int((order.last ?? 0) - first) + 1)
+        for segment in segments.values { sizes[Int(segment.sequence - first)] = segment.size }
+        let snapshot = bytes.withUnsafeBytes { bytes in
+            SnapshotFormat.decode(bytes) { segment, offset in
+                guard segment >= first, Int(segment - first) < sizes.count else { return false }
+                return Int(offset) + RecordFormat.headerSize <= sizes[Int(segment - first)]
+            }
+        }
+        guard let snapshot else {
             logger.warning("index snapshot is damaged; replaying every segment")
             return nil
         }

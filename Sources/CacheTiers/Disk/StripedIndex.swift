@@ -93,19 +93,28 @@ package final class StripedIndex: Sendable {
         stripe(for: digest).state.withLock { $0.table.remove(digest) }
     }
 
-    /// Inserts many entries, taking each stripe's lock once (opening from a snapshot).
-    /// - Parameter accept: whether to keep an entry (its segment is present and long enough).
-    package func load(_ entries: [IndexEntry], where accept: (IndexEntry) -> Bool) {
-        var buckets = [[IndexEntry]](repeating: [], count: Self.stripeCount)
-        for entry in entries where accept(entry) {
-            buckets[Int(truncatingIfNeeded: entry.digest) & (Self.stripeCount - 1)].append(entry)
+    /// Replaces every stripe's entries with `tables` (one per stripe, in stripe order, built
+    /// without locks: opening from a snapshot).
+    package func replaceTables(_ tables: [DiskIndex]) {
+        precondition(tables.count == Self.stripeCount, "one table per stripe")
+        for (stripe, table) in zip(stripes, tables) {
+            stripe.state.withLock { $0.table = table }
         }
-        for (stripe, bucket) in zip(stripes, buckets) where !bucket.isEmpty {
+    }
+
+    /// The bytes of the entries in each segment from `first` to `first + count - 1` (in size
+    /// classes, as entries know lengths), one stripe at a time.
+    package func liveBytes(segmentsFrom first: UInt32, count: Int) -> [Int] {
+        var live = [Int](repeating: 0, count: count)
+        for stripe in stripes {
             stripe.state.withLock { state in
-                state.table.reserveCapacity(state.table.count + bucket.count)
-                for entry in bucket { state.table.update(entry) }
+                state.table.forEachEntry { entry in
+                    guard entry.segment >= first, Int(entry.segment - first) < count else { return }
+                    live[Int(entry.segment - first)] += entry.length
+                }
             }
         }
+        return live
     }
 
     /// Removes every entry (the segments stay).
