@@ -117,13 +117,13 @@ import Testing
             let key = Self.key(1)
             try store.set(CacheEntry(value: Self.value(key: key, version: 2), storedAt: Date()), for: key)
             let digest = store.reader.digest(for: key)
-            guard let (location, handle) = store.index.stripe(for: digest).lookup(digest) else {
+            guard let (location, reference) = store.index.stripe(for: digest).lookup(digest) else {
                 Issue.record("no entry")
                 return
             }
             try store.removeAll()  // deletes the segment the entry was in
             #expect(store.entry(for: key) == nil)
-            let bytes = try DiskReader.readRecord(location, from: handle.file)
+            let bytes = try DiskReader.readRecord(location, from: reference.segment.file)
             #expect(bytes.map { $0.withUnsafeBytes { RecordFormat.verifiedHeader($0) } != nil } == true)
             try store.close()
         }

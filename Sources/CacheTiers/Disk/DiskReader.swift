@@ -73,10 +73,11 @@ package final class DiskReader: Sendable {
     package func read(_ key: CacheKey) -> Outcome {
         let digest = digest(for: key)
         let stripe = index.stripe(for: digest)
-        guard let (location, segment) = stripe.lookup(digest) else {
+        guard let (location, reference) = stripe.lookup(digest) else {
             stripe.misses.add(1, ordering: .relaxed)
             return .miss
         }
+        let segment = reference.segment
         let record: [UInt8]?
         do {
             record = try Self.readRecord(location, from: segment.file)

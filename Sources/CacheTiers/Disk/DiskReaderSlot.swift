@@ -20,6 +20,14 @@ package final class DiskReaderSlot: Sendable {
         published = Mutex([reader])
     }
 
+    /// Calls `body` with the current reader, without retaining it (``published`` keeps it alive).
+    @inline(__always)
+    package func withReader<Result>(_ body: (DiskReader) throws -> Result) rethrows -> Result {
+        let address = address.load(ordering: .acquiring)
+        return try Unmanaged<DiskReader>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
+            ._withUnsafeGuaranteedRef(body)
+    }
+
     /// The current reader.
     @inline(__always)
     package var reader: DiskReader {

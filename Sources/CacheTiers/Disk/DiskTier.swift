@@ -113,7 +113,7 @@ public actor DiskTier: Service {
     /// ``entry(for:)`` without suspending, for callers on a synchronous path.
     /// - Complexity: O(1): one index stripe lookup and one positional read.
     public nonisolated func cachedEntry(for key: CacheKey) -> CacheEntry? {
-        switch readers.reader.read(key) {
+        switch readers.withReader({ $0.read(key) }) {
         case .hit(let entry, let bytesRead):
             metrics.hits.increment()
             metrics.bytesRead.increment(by: bytesRead)

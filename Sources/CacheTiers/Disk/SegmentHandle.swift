@@ -43,4 +43,15 @@ package final class SegmentHandle: Sendable {
     package func setLiveBytes(_ value: Int) {
         live.store(value, ordering: .relaxed)
     }
+
+    /// One index stripe's reference to a segment: readers take and release this one, not the
+    /// segment's own, so that readers on different stripes do not bounce one reference count
+    /// between cores. It holds the segment, so the segment outlives every reader holding it.
+    package final class StripeReference: Sendable {
+        package let segment: SegmentHandle
+
+        init(_ segment: SegmentHandle) {
+            self.segment = segment
+        }
+    }
 }

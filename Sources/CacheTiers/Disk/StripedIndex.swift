@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// Each stripe is a ``DiskIndex`` and a table of the open segments behind one `Mutex`; a reader
 /// holds one stripe's lock for a lookup (and to set the entry's access bit), takes a reference to
-/// the record's ``SegmentHandle`` in the same critical section, and reads with no lock held. The
+/// the record's ``SegmentHandle`` (through the stripe's own ``SegmentHandle/StripeReference``) in
+/// the same critical section, and reads with no lock held. The
 /// writer (``DiskStore``, serialized by the ``DiskTier`` actor) changes one stripe at a time;
 /// segment changes, which are rare, go to every stripe.
 ///
@@ -18,7 +19,7 @@ package final class StripedIndex: Sendable {
     package final class Stripe: Sendable {
         struct State {
             var table: DiskIndex
-            var segments: [UInt32: SegmentHandle] = [:]
+            var segments: [UInt32: SegmentHandle.StripeReference] = [:]
         }
 
         let state: Mutex<State>
@@ -34,7 +35,7 @@ package final class StripedIndex: Sendable {
 
         /// The entry for `digest`, marked accessed, and a reference to its segment: the one
         /// critical section of a read.
-        func lookup(_ digest: UInt64) -> (IndexEntry, SegmentHandle)? {
+        func lookup(_ digest: UInt64) -> (IndexEntry, SegmentHandle.StripeReference)? {
             state.withLock { state in
                 guard let entry = state.table.entryMarkingAccessed(digest),
                     let segment = state.segments[entry.segment]
@@ -127,7 +128,7 @@ package final class StripedIndex: Sendable {
     /// Makes `segment` readable: added to every stripe before any entry points into it.
     package func addSegment(_ segment: SegmentHandle) {
         for stripe in stripes {
-            stripe.state.withLock { $0.segments[segment.sequence] = segment }
+            stripe.state.withLock { $0.segments[segment.sequence] = SegmentHandle.StripeReference(segment) }
         }
     }
 
