@@ -117,20 +117,40 @@ package struct CacheFile: Sendable {
         at offset: Int64,
         isEnough: (UnsafeRawBufferPointer) -> Bool
     ) throws -> Int {
-        var total = 0
         do {
-            while total < buffer.count {
-                let count = try descriptor.read(
+            return try Self.read(from: descriptor, into: buffer, at: offset, isEnough: isEnough)
+        } catch {
+            throw CacheFile.error(error, "read \(buffer.count) bytes at \(offset) of \(path)")
+        }
+    }
+
+    /// ``read(into:at:isEnough:)`` on a bare descriptor: what the disk tier's readers call, so
+    /// that a read copies no reference-counted value (a path, a fault injector) that every reader
+    /// would share.
+    /// - Throws: the `Errno` of a failed read.
+    package static func read(
+        from descriptor: FileDescriptor,
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: Int64,
+        isEnough: (UnsafeRawBufferPointer) -> Bool
+    ) throws(Errno) -> Int {
+        var total = 0
+        while total < buffer.count {
+            let count: Int
+            do {
+                count = try descriptor.read(
                     fromAbsoluteOffset: offset + Int64(total),
                     into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]),
                     retryOnInterrupt: true
                 )
-                if count == 0 { break }
-                total += count
-                if total < buffer.count, isEnough(UnsafeRawBufferPointer(rebasing: buffer[..<total])) { break }
+            } catch let errno as Errno {
+                throw errno
+            } catch {
+                throw Errno.ioError
             }
-        } catch let errno as Errno {
-            throw CacheFile.error(errno, "read \(buffer.count) bytes at \(offset) of \(path)")
+            if count == 0 { break }
+            total += count
+            if total < buffer.count, isEnough(UnsafeRawBufferPointer(rebasing: buffer[..<total])) { break }
         }
         return total
     }

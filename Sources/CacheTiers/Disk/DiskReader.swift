@@ -2,6 +2,7 @@
 
 package import Logging
 import Synchronization
+package import SystemPackage
 
 /// The disk tier's read path, safe to call from any number of tasks at once while the writer
 /// appends, retires and compacts.
@@ -45,10 +46,20 @@ package final class DiskReader: Sendable {
     ///   header is unreadable or its length is not of the entry's size class.
     /// - Throws: I/O errors.
     package static func readRecord(_ location: IndexEntry, from file: CacheFile) throws -> [UInt8]? {
+        do {
+            return try readRecord(location, from: file.descriptor)
+        } catch let errno as Errno {
+            throw CacheFile.error(errno, "read \(location.length) bytes at \(location.offset) of \(file.path)")
+        }
+    }
+
+    /// ``readRecord(_:from:)-(_,CacheFile)`` on a bare descriptor (the readers' path).
+    /// - Throws: the `Errno` of a failed read.
+    package static func readRecord(_ location: IndexEntry, from descriptor: FileDescriptor) throws -> [UInt8]? {
         var complete = false
         let bytes = try [UInt8](unsafeUninitializedCapacity: location.length) { buffer, initialized in
             let raw = UnsafeMutableRawBufferPointer(buffer)
-            let read = try file.read(into: raw, at: Int64(location.offset)) { bytes in
+            let read = try CacheFile.read(from: descriptor, into: raw, at: Int64(location.offset)) { bytes in
                 guard let header = RecordFormat.parseHeader(bytes) else { return true }
                 return header.recordLength <= bytes.count
             }
@@ -77,19 +88,21 @@ package final class DiskReader: Sendable {
             stripe.misses.add(1, ordering: .relaxed)
             return .miss
         }
-        let segment = reference.segment
         let record: [UInt8]?
         do {
-            record = try Self.readRecord(location, from: segment.file)
+            record = try Self.readRecord(location, from: reference.descriptor)
         } catch {
-            logger.error("disk read failed", metadata: ["error": "\(error)"])
+            logger.error(
+                "disk read failed",
+                metadata: ["segment": "\(location.segment)", "offset": "\(location.offset)", "error": "\(error)"]
+            )
             stripe.misses.add(1, ordering: .relaxed)
             return .miss
         }
         guard let record else {
             drop(
                 location,
-                segment: segment,
+                segment: reference.segment,
                 stripe: stripe,
                 reason: "record extends past the end of its segment or its header is damaged"
             )
@@ -103,9 +116,15 @@ package final class DiskReader: Sendable {
         case .miss:
             stripe.misses.add(1, ordering: .relaxed)
         case .corrupt:
-            drop(location, segment: segment, stripe: stripe, reason: "checksum mismatch or bad value")
+            drop(location, segment: reference.segment, stripe: stripe, reason: "checksum mismatch or bad value")
         case .unauthenticated:
-            drop(location, segment: segment, stripe: stripe, unauthenticated: true, reason: "does not authenticate")
+            drop(
+                location,
+                segment: reference.segment,
+                stripe: stripe,
+                unauthenticated: true,
+                reason: "does not authenticate"
+            )
         }
         return outcome
     }

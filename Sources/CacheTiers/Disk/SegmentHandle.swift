@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Synchronization
+package import SystemPackage
 
 /// An open segment file, shared by the writer and by readers in flight, and closed by whoever
 /// lets go of it last.
@@ -49,9 +50,12 @@ package final class SegmentHandle: Sendable {
     /// between cores. It holds the segment, so the segment outlives every reader holding it.
     package final class StripeReference: Sendable {
         package let segment: SegmentHandle
+        /// The segment's descriptor, copied out so that a read touches nothing shared.
+        package let descriptor: FileDescriptor
 
         init(_ segment: SegmentHandle) {
             self.segment = segment
+            self.descriptor = segment.file.descriptor
         }
     }
 }
