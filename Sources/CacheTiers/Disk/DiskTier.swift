@@ -45,7 +45,8 @@ public actor DiskTier: Service {
     public struct Usage: Hashable, Sendable {
         /// Every byte of every segment and the index snapshot.
         public var bytes: Int
-        /// Bytes of records the index points at.
+        /// Bytes of records the index points at, each counted by its size class (at most an eighth
+        /// above its length; see docs/disk-format.md).
         public var liveBytes: Int
         /// Entries in the index.
         public var entryCount: Int
