@@ -53,7 +53,7 @@ extension DiskStore {
         guard sequence <= IndexEntry.maximumSegment else {
             throw CacheError(
                 code: .io,
-                message: "segment sequence numbers are exhausted; reset the directory (DiskTier.reset(directory:)) to start again"
+                message: "segment sequence numbers are exhausted; reset the directory (DiskTier.reset) to start again"
             )
         }
         let path = directory.segmentPath(sequence)
