@@ -35,10 +35,12 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
+        // Hardware CRC-32C (SSE 4.2, the arm64 CRC extension), chosen at run time by CacheTiers.
+        .target(name: "CCRC32C"),
         .target(
             name: "CacheTiers",
             dependencies: [
-                "CLZ4",
+                "CLZ4", "CCRC32C",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -186,7 +188,7 @@ let package = Package(
 )
 
 // One place for the upcoming features every Swift target builds with.
-for target in package.targets where [.regular, .executable, .test].contains(target.type) {
+for target in package.targets where [.regular, .executable, .test].contains(target.type) && target.name != "CCRC32C" {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))

@@ -12,9 +12,11 @@ import FoundationNetworking
 /// cores), the same total number of gets split among the tasks:
 /// - memory hits: a `TieredCache` whose memory tier holds all 10,000 keys (1 KB JSON values), and
 ///   that memory tier called directly, against a memory-only `URLCache` holding the same;
-/// - disk hits, cold memory tier: one `DiskTier` (an actor: its reads are serialized) holding
-///   1,000 keys of 4 KB JSON, page cache warm, against a disk `URLCache` of 100 entries (which
-///   gets few operations: its reads list its directory).
+/// - disk hits, cold memory tier: one `DiskTier` (its reads are `nonisolated`: they run in
+///   parallel) holding 1,000 keys of 4 KB JSON, page cache warm, against a disk `URLCache` of 100
+///   entries (which gets few operations: its reads list its directory); and a CPU-only control
+///   (about a microsecond of arithmetic a get, nothing shared), which says whether the run had a
+///   second core free on a shared machine.
 ///
 /// Medians of the rounds; subjects interleaved round by round (memory hits: task counts too, with
 /// a control row; see ``interleavedSweep(workload:operations:referenceOperations:rounds:valueBytes:entries:subjects:)``).
@@ -107,10 +109,19 @@ enum ConcurrencyBenchmarks {
                     worker { urlCacheOnDisk.cachedResponse(for: diskRequests[diskOrder[$0] % 100]) != nil }
                 ),
                 ("DiskTier", worker { await disk.entry(for: keys[diskOrder[$0]]) != nil }),
+                // No I/O and no shared state: whether this run had a second core free at all.
+                ("CPU-only control", worker { position in Self.spin(position) }),
             ]
         )
         try await disk.close()
         return results
+    }
+
+    /// About a microsecond of arithmetic on nothing shared: the disk sweep's control.
+    static func spin(_ position: Int) -> Bool {
+        var state = UInt64(truncatingIfNeeded: position) | 1
+        for _ in 0..<600 { state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
+        return state != 0
     }
 
     static func order(count: Int, modulo: Int) -> [Int] {

@@ -54,6 +54,9 @@ import Darwin
                     encryption: encryption
                 )
             )
+            let readers = ConcurrentReaders(store.reader, keys: (0..<64).map { CacheKey("key\($0)") }) { key, found in
+                ConcurrentReaders.isVersionedValue(key, found) && found.metadata == Array(key.string.utf8)
+            }
             for index in 0..<64 {
                 let key = "key\(index)"
                 let found = store.entry(for: CacheKey(key))
@@ -73,6 +76,7 @@ import Darwin
                     model[key] = matched.map { ($0.version, $0.size) }
                 }
             }
+            #expect(readers.stop().wrong == 0, "round \(round): a concurrent reader met wrong bytes")
             #expect(store.statistics.corruptRecords == 0 && store.statistics.authenticationFailures == 0)
             if store.recovery.replayedRecords > 0 { replayedRounds += 1 }
             truncatedBytes += store.recovery.truncatedBytes

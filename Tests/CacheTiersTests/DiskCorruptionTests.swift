@@ -45,6 +45,8 @@ import Testing
             }
         }
         let store = try DiskStore(configuration: configuration)
+        let keys = (0..<Self.keyCount).map { CacheKey("k\($0)") }
+        let readers = ConcurrentReaders(store.reader, keys: keys)
         var hits = 0
         for index in 0..<Self.keyCount {
             if let found = store.entry(for: CacheKey("k\(index)")) {
@@ -52,6 +54,7 @@ import Testing
                 #expect(found.value == versionedValue("k\(index)", version: index, size: 700), "k\(index)")
             }
         }
+        #expect(readers.stop().wrong == 0)
         // Each flip damages at most one record.
         #expect(hits >= Self.keyCount - flipped)
         #expect(hits < Self.keyCount)
@@ -77,10 +80,12 @@ import Testing
         #expect(torn.tornRecords == 1 && torn.corruptRecords == 0)
 
         let store = try DiskStore(configuration: configuration)
+        let readers = ConcurrentReaders(store.reader, keys: ["first", "second", "third"])
         #expect(store.recovery.truncatedBytes > 0)
         #expect(store.entry(for: "first")?.value == versionedValue("first", version: 1))
         #expect(store.entry(for: "second") == nil)
         try store.set(entry(versionedValue("third", version: 1)), for: "third")
+        #expect(readers.stop().wrong == 0)
         try store.close()
         let clean = try DiskStore.verify(directory: directory.appending("cache"))
         #expect(clean.tornRecords == 0 && clean.corruptRecords == 0 && clean.goodRecords == 2)
@@ -111,6 +116,7 @@ import Testing
         let store = try DiskStore(configuration: configuration)
         try store.set(entry(versionedValue("kept", version: 1)), for: "kept")
         try store.set(entry(versionedValue("replaced", version: 1)), for: "replaced")
+        let readers = ConcurrentReaders(store.reader, keys: ["kept", "replaced", "after"])
 
         faults.failWrites(with: .noSpace, afterWriting: bytesBeforeFailure)
         let error = try #require(throws: CacheError.self) {
@@ -123,6 +129,7 @@ import Testing
         faults.reset()
 
         try store.set(entry(versionedValue("after", version: 1)), for: "after")
+        #expect(readers.stop().wrong == 0)
         try store.close()
         let report = try DiskStore.verify(directory: directory.appending("cache"))
         #expect(report.corruptRecords == 0 && report.tornRecords == 0)

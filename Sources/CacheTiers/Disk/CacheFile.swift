@@ -50,7 +50,7 @@ package final class FaultInjector: Sendable {
 /// The one small type through which the disk tier reads and writes files: positional reads and
 /// writes over swift-system's `FileDescriptor`, every failure a thrown `CacheError` with the
 /// `Errno` as its cause.
-package struct CacheFile {
+package struct CacheFile: Sendable {
     package let descriptor: FileDescriptor
     package let path: FilePath
     private let faults: FaultInjector?
@@ -106,19 +106,51 @@ package struct CacheFile {
     /// Reads into `buffer` from `offset` until it is full or the file ends.
     /// - Returns: the number of bytes read; less than `buffer.count` only at the end of the file.
     package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        var total = 0
+        try read(into: buffer, at: offset) { _ in false }
+    }
+
+    /// Reads into `buffer` from `offset` until it is full, the file ends, or `isEnough` — asked
+    /// after a read that returned fewer bytes than asked for — says the bytes so far suffice.
+    /// - Returns: the number of bytes read.
+    package func read(
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: Int64,
+        isEnough: (UnsafeRawBufferPointer) -> Bool
+    ) throws -> Int {
         do {
-            while total < buffer.count {
-                let count = try descriptor.read(
+            return try Self.read(from: descriptor, into: buffer, at: offset, isEnough: isEnough)
+        } catch {
+            throw CacheFile.error(error, "read \(buffer.count) bytes at \(offset) of \(path)")
+        }
+    }
+
+    /// ``read(into:at:isEnough:)`` on a bare descriptor: what the disk tier's readers call, so
+    /// that a read copies no reference-counted value (a path, a fault injector) that every reader
+    /// would share.
+    /// - Throws: the `Errno` of a failed read.
+    package static func read(
+        from descriptor: FileDescriptor,
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: Int64,
+        isEnough: (UnsafeRawBufferPointer) -> Bool
+    ) throws(Errno) -> Int {
+        var total = 0
+        while total < buffer.count {
+            let count: Int
+            do {
+                count = try descriptor.read(
                     fromAbsoluteOffset: offset + Int64(total),
                     into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]),
                     retryOnInterrupt: true
                 )
-                if count == 0 { break }
-                total += count
+            } catch let errno as Errno {
+                throw errno
+            } catch {
+                throw Errno.ioError
             }
-        } catch let errno as Errno {
-            throw CacheFile.error(errno, "read \(buffer.count) bytes at \(offset) of \(path)")
+            if count == 0 { break }
+            total += count
+            if total < buffer.count, isEnough(UnsafeRawBufferPointer(rebasing: buffer[..<total])) { break }
         }
         return total
     }

@@ -79,7 +79,7 @@ extension DiskStore {
             defer { file.close() }
             report.snapshotPresent = true
             if let size = try? file.size(), let bytes = try? file.read(count: Int(size), at: 0) {
-                report.snapshotValid = bytes.withUnsafeBytes { SnapshotFormat.decode($0) } != nil
+                report.snapshotValid = bytes.withUnsafeBytes { SnapshotFormat.decode($0) { _, _ in false } } != nil
             }
         }
         return report

@@ -23,7 +23,7 @@ extension DiskStore {
                 do {
                     if try move(entry, record: record, keepAccess: false) {
                         budget -= entry.length
-                        statistics.secondChances += 1
+                        counters.secondChances += 1
                     }
                     continue
                 } catch {
@@ -31,8 +31,8 @@ extension DiskStore {
                 }
             }
             if let removed = index.remove(entry.digest) {
-                segments[removed.segment]?.liveBytes -= removed.length
-                statistics.evictions += 1
+                segments[removed.segment]?.handle.addLiveBytes(-removed.length)
+                counters.evictions += 1
             }
         }
         try deleteSegment(sequence)
@@ -45,18 +45,17 @@ extension DiskStore {
     private func move(_ entry: IndexEntry, record: [UInt8], keepAccess: Bool) throws -> Bool {
         guard let record = try resealedIfStale(record, location: entry) else { return false }
         let location = try append(record)
-        var moved = IndexEntry(
+        let moved = IndexEntry(
             digest: entry.digest,
             segment: location.segment,
             offset: UInt32(location.offset),
             length: record.count,
-            storedAtSeconds: entry.storedAtSeconds
+            accessed: keepAccess && entry.accessed
         )
-        moved.accessed = keepAccess && entry.accessed
         if let old = index.update(moved) {
-            segments[old.segment]?.liveBytes -= old.length
+            segments[old.segment]?.handle.addLiveBytes(-old.length)
         }
-        segments[location.segment]?.liveBytes += record.count
+        segments[location.segment]?.handle.addLiveBytes(moved.length)
         return true
     }
 
@@ -76,7 +75,7 @@ extension DiskStore {
             try compactSegment(sequence, isOldest: sequence == order.first)
             compacted += 1
         }
-        statistics.compactedSegments += compacted
+        counters.compactedSegments += compacted
         return compacted
     }
 

@@ -24,22 +24,18 @@ extension DiskStore {
         for sequence in try directory.segmentSequences() {
             let file = try CacheFile.open(directory.segmentPath(sequence), create: false, faults: configuration.faults)
             // In `segments` before anything can throw, so the store's cleanup closes it.
-            segments[sequence] = Segment(sequence: sequence, file: file, size: 0, liveBytes: 0)
-            segments[sequence]?.size = Int(try file.size())
+            let handle = SegmentHandle(sequence: sequence, file: file)
+            segments[sequence] = Segment(handle: handle, size: 0)
             order.append(sequence)
+            index.addSegment(handle)
+            segments[sequence]?.size = Int(try file.size())
         }
 
         var replayFrom: (sequence: UInt32, offset: Int)? = order.first.map { ($0, Self.segmentHeaderSize) }
         if let snapshot = loadSnapshot() {
-            index = DiskIndex(minimumCapacity: snapshot.entries.count)
-            for entry in snapshot.entries {
-                guard let segment = segments[entry.segment], Int(entry.offset) + entry.length <= segment.size else {
-                    continue
-                }
-                index.update(entry)
-            }
+            index.replaceTables(snapshot.tables)
             recovery.usedSnapshot = true
-            recovery.snapshotEntries = index.count
+            recovery.snapshotEntries = snapshot.entryCount
             if segments[snapshot.coveredSegment] != nil {
                 replayFrom = (snapshot.coveredSegment, snapshot.coveredOffset)
             } else {
@@ -108,7 +104,7 @@ extension DiskStore {
         recovery.replayedBytes += result.validEnd
         recovery.corruptRegions += result.corruptRegions
         if result.corruptRegions > 0 {
-            statistics.corruptRecords += result.corruptRegions
+            counters.corruptRecords += result.corruptRegions
             logger.warning(
                 "corrupt regions skipped during recovery",
                 metadata: ["segment": "\(sequence)", "regions": "\(result.corruptRegions)"]
@@ -142,8 +138,7 @@ extension DiskStore {
                 digest: RecordFormat.indexDigest(record, header: header),
                 segment: segment,
                 offset: UInt32(offset),
-                length: header.recordLength,
-                storedAtSeconds: IndexEntry.seconds(fromMillis: header.storedAtMillis)
+                length: header.recordLength
             )
         )
         return false
@@ -160,7 +155,8 @@ extension DiskStore {
     }
 
     func recomputeLiveBytes() {
-        for sequence in order { segments[sequence]?.liveBytes = 0 }
-        index.forEachEntry { entry in segments[entry.segment]?.liveBytes += entry.length }
+        let first = order.first ?? 0
+        let live = index.liveBytes(segmentsFrom: first, count: order.isEmpty ? 0 : Int((order.last ?? 0) - first) + 1)
+        for segment in segments.values { segment.handle.setLiveBytes(live[Int(segment.sequence - first)]) }
     }
 }

@@ -6,46 +6,54 @@ import SystemPackage
 /// The index snapshot file, `index.lcx` (little-endian; see docs/disk-format.md):
 ///
 /// ```
-/// header, 40 bytes:  magic "LCIX" | version u32 (1) | entry count u64 | covered segment u32 |
+/// header, 40 bytes:  magic "LCIX" | version u32 (2) | entry count u64 | covered segment u32 |
 ///                    covered offset u32 | written at ms i64 | reserved u64
-/// entries, 24 bytes: digest u64 | segment u32 | offset u32 | record length u32 | stored at s u32
+/// entries, 16 bytes: index digest u64 | segment << 38 | offset << 8 | size class, u64
 /// trailer, 8 bytes:  CRC-32C of everything before it u32 | magic "LCIE"
 /// ```
 /// "Covered" is the log position the snapshot reflects: every record before it. Opening loads the
-/// snapshot and replays only what follows.
+/// snapshot and replays only what follows. A snapshot of another version is ignored (every
+/// segment is replayed, and the next snapshot is of this version).
 enum SnapshotFormat {
     static let magic: UInt32 = 0x5849_434C  // "LCIX"
     static let endMagic: UInt32 = 0x4549_434C  // "LCIE"
-    static let version: UInt32 = 1
+    static let version: UInt32 = 2
     static let headerSize = 40
-    static let entrySize = 24
+    static let entrySize = 16
     static let trailerSize = 8
 
     struct Snapshot {
-        var entries: [IndexEntry]
+        /// The index, one table per stripe, built without locks; ``StripedIndex/replaceTables(_:)``
+        /// installs it.
+        var tables: [DiskIndex]
+        var entryCount: Int
         var coveredSegment: UInt32
         var coveredOffset: Int
     }
 
-    static func encode(index: DiskIndex, coveredSegment: UInt32, coveredOffset: Int, writtenAtMillis: Int64) -> [UInt8]
+    static func encode(
+        entries: [IndexEntry],
+        coveredSegment: UInt32,
+        coveredOffset: Int,
+        writtenAtMillis: Int64
+    )
+        -> [UInt8]
     {
-        let length = headerSize + index.count * entrySize + trailerSize
+        let length = headerSize + entries.count * entrySize + trailerSize
         return [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
             let bytes = UnsafeMutableRawBufferPointer(buffer)
             bytes.storeBytes(of: magic.littleEndian, toByteOffset: 0, as: UInt32.self)
             bytes.storeBytes(of: version.littleEndian, toByteOffset: 4, as: UInt32.self)
-            bytes.storeBytes(of: UInt64(index.count).littleEndian, toByteOffset: 8, as: UInt64.self)
+            bytes.storeBytes(of: UInt64(entries.count).littleEndian, toByteOffset: 8, as: UInt64.self)
             bytes.storeBytes(of: coveredSegment.littleEndian, toByteOffset: 16, as: UInt32.self)
             bytes.storeBytes(of: UInt32(coveredOffset).littleEndian, toByteOffset: 20, as: UInt32.self)
             bytes.storeBytes(of: writtenAtMillis.littleEndian, toByteOffset: 24, as: Int64.self)
             bytes.storeBytes(of: UInt64(0), toByteOffset: 32, as: UInt64.self)
             var position = headerSize
-            index.forEachEntry { entry in
+            for entry in entries {
+                let word = UInt64(entry.segment) << 38 | UInt64(entry.offset) << 8 | UInt64(entry.sizeClass)
                 bytes.storeBytes(of: entry.digest.littleEndian, toByteOffset: position, as: UInt64.self)
-                bytes.storeBytes(of: entry.segment.littleEndian, toByteOffset: position + 8, as: UInt32.self)
-                bytes.storeBytes(of: entry.offset.littleEndian, toByteOffset: position + 12, as: UInt32.self)
-                bytes.storeBytes(of: UInt32(entry.length).littleEndian, toByteOffset: position + 16, as: UInt32.self)
-                bytes.storeBytes(of: entry.storedAtSeconds.littleEndian, toByteOffset: position + 20, as: UInt32.self)
+                bytes.storeBytes(of: word.littleEndian, toByteOffset: position + 8, as: UInt64.self)
                 position += entrySize
             }
             let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<position]))
@@ -55,8 +63,11 @@ enum SnapshotFormat {
         }
     }
 
-    /// Decodes a snapshot; nil when anything about it is wrong.
-    static func decode(_ bytes: UnsafeRawBufferPointer) -> Snapshot? {
+    /// Decodes a snapshot straight into per-stripe tables, each sized once for its entries.
+    /// - Parameter accept: whether to keep an entry at (segment, offset): its segment is present
+    ///   and long enough.
+    /// - Returns: nil when anything about the snapshot is wrong.
+    static func decode(_ bytes: UnsafeRawBufferPointer, accept: (UInt32, UInt32) -> Bool) -> Snapshot? {
         guard bytes.count >= headerSize + trailerSize,
             UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self)) == magic,
             UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) == version
@@ -70,28 +81,35 @@ enum SnapshotFormat {
         guard UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: end + 4, as: UInt32.self)) == endMagic,
             CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<end])) == checksum
         else { return nil }
-        var entries: [IndexEntry] = []
-        entries.reserveCapacity(Int(count))
-        var position = headerSize
-        for _ in 0..<Int(count) {
+        let stripeMask = UInt64(StripedIndex.stripeCount - 1)
+        var perStripe = [Int](repeating: 0, count: StripedIndex.stripeCount)
+        for position in stride(from: headerSize, to: end, by: entrySize) {
+            perStripe[Int(bytes[position] & UInt8(stripeMask))] += 1
+        }
+        var tables = perStripe.enumerated().map { DiskIndex(stripe: UInt64($0), minimumCapacity: $1) }
+        let minimumClass = IndexEntry.sizeClass(of: RecordFormat.headerSize)
+        var kept = 0
+        for position in stride(from: headerSize, to: end, by: entrySize) {
             let digest = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
-            let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 16, as: UInt32.self)))
-            guard digest != 0, length >= RecordFormat.headerSize, length < 1 << 31 else { return nil }
-            entries.append(
-                IndexEntry(
-                    digest: digest,
-                    segment: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 8, as: UInt32.self)),
-                    offset: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 12, as: UInt32.self)),
-                    length: length,
-                    storedAtSeconds: UInt32(
-                        littleEndian: bytes.loadUnaligned(fromByteOffset: position + 20, as: UInt32.self)
-                    )
-                )
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 8, as: UInt64.self))
+            let sizeClass = UInt8(truncatingIfNeeded: word)
+            guard digest != 0, IndexEntry.indexDigest(digest) == digest, sizeClass >= minimumClass, sizeClass < 0xF0
+            else { return nil }
+            let segment = UInt32(truncatingIfNeeded: word >> 38)
+            let offset = UInt32(truncatingIfNeeded: word >> 8) & IndexEntry.maximumOffset
+            guard accept(segment, offset) else { continue }
+            let entry = IndexEntry(
+                digest: digest,
+                segment: segment,
+                offset: offset,
+                sizeClass: sizeClass,
+                accessed: false
             )
-            position += entrySize
+            if tables[Int(digest & stripeMask)].update(entry) == nil { kept += 1 }
         }
         return Snapshot(
-            entries: entries,
+            tables: tables,
+            entryCount: kept,
             coveredSegment: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self)),
             coveredOffset: Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
         )
@@ -106,7 +124,7 @@ extension DiskStore {
         try syncActive()
         guard let active = segments[activeSequence] else { return }
         let bytes = SnapshotFormat.encode(
-            index: index,
+            entries: index.allEntries(),
             coveredSegment: active.sequence,
             coveredOffset: active.size,
             writtenAtMillis: nowMillis()
@@ -122,7 +140,17 @@ extension DiskStore {
         guard let size = try? file.size(), size > 0, let bytes = try? file.read(count: Int(size), at: 0) else {
             return nil
         }
-        guard let snapshot = bytes.withUnsafeBytes({ SnapshotFormat.decode($0) }) else {
+        // The segments' sizes by sequence number, in one flat array: the check runs per entry.
+        let first = order.first ?? 0
+        var sizes = [Int](repeating: 0, count: order.isEmpty ? 0 : Int((order.last ?? 0) - first) + 1)
+        for segment in segments.values { sizes[Int(segment.sequence - first)] = segment.size }
+        let snapshot = bytes.withUnsafeBytes { bytes in
+            SnapshotFormat.decode(bytes) { segment, offset in
+                guard segment >= first, Int(segment - first) < sizes.count else { return false }
+                return Int(offset) + RecordFormat.headerSize <= sizes[Int(segment - first)]
+            }
+        }
+        guard let snapshot else {
             logger.warning("index snapshot is damaged; replaying every segment")
             return nil
         }

@@ -4,23 +4,37 @@ package import Logging
 import SystemPackage
 
 #if canImport(FoundationEssentials)
-package import FoundationEssentials
+import FoundationEssentials
 #else
-package import Foundation
+import Foundation
 #endif
 
 /// The disk tier's engine: an append-only log of segments, an index, and the rules that keep them
-/// consistent. Synchronous and not thread-safe: ``DiskTier`` (an actor) owns one, tests and tools
-/// drive one directly.
+/// consistent. Its writes are synchronous and not thread-safe: ``DiskTier`` (an actor) owns one,
+/// tests and tools drive one directly. Its reads go through ``reader``, which any number of
+/// tasks may use at once (see ``DiskReader`` and ``SegmentHandle``).
 package final class DiskStore {
     /// A segment file and what the store knows of it.
     package struct Segment {
-        package var sequence: UInt32
-        package var file: CacheFile
+        /// The open file, shared with readers in flight.
+        package var handle: SegmentHandle
         /// Bytes in the file, header included.
         package var size: Int
+
+        package init(handle: SegmentHandle, size: Int, newestStoredAtMillis: Int64 = .max) {
+            self.handle = handle
+            self.size = size
+            self.newestStoredAtMillis = newestStoredAtMillis
+        }
+
+        package var sequence: UInt32 { handle.sequence }
+        package var file: CacheFile { handle.file }
         /// Bytes of records the index points at.
-        package var liveBytes: Int
+        package var liveBytes: Int { handle.liveBytes }
+        /// The latest `storedAt` of any record in the segment, in ms since 1970; `Int64.max` while
+        /// unknown (a segment the index snapshot covered). ``removeEntries(storedSince:)`` reads
+        /// only the segments whose newest record is at or after its date.
+        package var newestStoredAtMillis: Int64
     }
 
     /// Counters since open.
@@ -50,14 +64,18 @@ package final class DiskStore {
     package let configuration: DiskTier.Configuration
     package let directory: CacheDirectory
     package var logger: Logger { configuration.logger }
-    package internal(set) var index = DiskIndex()
+    /// The index, striped so that readers on many cores do not queue behind each other.
+    package let index = StripedIndex()
+    /// The read path, safe to use from any task while this store writes.
+    package private(set) var reader: DiskReader
     /// Open segments by sequence number; ``order`` lists them oldest first, the last one active.
     package internal(set) var segments: [UInt32: Segment] = [:]
     package internal(set) var order: [UInt32] = []
     package internal(set) var snapshotBytes = 0
     /// The sum of the segments' sizes, kept up to date on every change (the write path reads it).
     package internal(set) var segmentBytesTotal = 0
-    package internal(set) var statistics = Statistics()
+    /// The writer's counters; ``statistics`` adds the readers'.
+    var counters = Statistics()
     package internal(set) var recovery = RecoveryReport()
     /// The keys of an encrypted store; nil for a plain one.
     package internal(set) var cipher: RecordCipher?
@@ -74,6 +92,7 @@ package final class DiskStore {
         try configuration.validate()
         self.configuration = configuration
         self.directory = try CacheDirectory(path: FilePath(configuration.directory))
+        self.reader = DiskReader(index: index, cipher: nil, logger: configuration.logger)
         do {
             cipher = try KeyCheckFile.open(
                 directory,
@@ -81,6 +100,7 @@ package final class DiskStore {
                 create: true,
                 faults: configuration.faults
             )
+            reader = DiskReader(index: index, cipher: cipher, logger: configuration.logger)
             try recover()
         } catch {
             releaseFiles()
@@ -92,14 +112,30 @@ package final class DiskStore {
         releaseFiles()
     }
 
-    /// Closes the segments and releases the directory lock, once: a descriptor closed twice may
-    /// by then number a file another thread opened, which the second close would take from it.
+    /// Lets go of the segments and releases the directory lock, once: a descriptor closed twice
+    /// may by then number a file another thread opened, which the second close would take from it.
     /// (A class whose initializer throws still runs `deinit`, after the initializer's own cleanup.)
+    /// The index is emptied first, so that reads miss; each segment's descriptor is closed when the
+    /// last reader in flight lets go of it (see ``SegmentHandle``).
     private func releaseFiles() {
         guard !isClosed else { return }
         isClosed = true
-        for segment in segments.values { segment.file.close() }
+        index.removeAll()
+        for sequence in segments.keys { index.removeSegment(sequence) }
+        segments.removeAll()
         directory.unlock()
+    }
+
+    /// Counters since open: the writer's and the readers'.
+    package var statistics: Statistics {
+        var statistics = counters
+        let read = index.readCounters
+        statistics.hits += read.hits
+        statistics.misses += read.misses
+        statistics.bytesRead += read.bytesRead
+        statistics.corruptRecords += read.corrupt
+        statistics.authenticationFailures += read.unauthenticated
+        return statistics
     }
 
     // MARK: Sizes
@@ -115,37 +151,12 @@ package final class DiskStore {
 
     // MARK: Reads
 
-    /// The entry stored for `key`, or nil.
+    /// The entry stored for `key`, or nil: ``DiskReader/entry(for:)``.
     ///
     /// A record that fails its checksum is a miss: counted, logged and dropped from the index.
     /// - Complexity: O(1) index lookup and one positional read of the record.
     package func entry(for key: CacheKey) -> CacheEntry? {
-        let digest = digest(for: key)
-        guard !isClosed, let location = index[digest] else {
-            statistics.misses += 1
-            return nil
-        }
-        guard let record = readPlainRecord(location) else {
-            statistics.misses += 1
-            return nil
-        }
-        let entry: CacheEntry? = record.withUnsafeBytes { bytes in
-            guard let header = RecordFormat.parseHeader(bytes), !header.flags.contains(.tombstone) else { return nil }
-            guard RecordFormat.recordKey(bytes, header: header, equals: key) else { return nil }
-            do {
-                return try RecordFormat.decodeEntry(bytes, header: header)
-            } catch {
-                dropCorrupt(location, reason: "value does not decompress: \(error)")
-                return nil
-            }
-        }
-        guard let entry else {
-            statistics.misses += 1
-            return nil
-        }
-        statistics.hits += 1
-        index.markAccessed(digest)
-        return entry
+        reader.entry(for: key)
     }
 
     /// Reads the record at `location` and checks its checksum; a bad one is dropped and counted.
@@ -158,16 +169,16 @@ package final class DiskStore {
         }
         let record: [UInt8]?
         do {
-            record = try segment.file.read(count: location.length, at: Int64(location.offset))
+            record = try DiskReader.readRecord(location, from: segment.file)
         } catch {
             logger.error("disk read failed", metadata: ["error": "\(error)"])
             return nil
         }
         guard let record else {
-            dropCorrupt(location, reason: "record extends past the end of its segment")
+            dropCorrupt(location, reason: "record extends past the end of its segment or its header is damaged")
             return nil
         }
-        statistics.bytesRead += record.count
+        counters.bytesRead += record.count
         let valid = record.withUnsafeBytes { bytes in
             if authenticatedLater, let header = RecordFormat.parseHeader(bytes), header.flags.contains(.encrypted) {
                 return header.recordLength == bytes.count
@@ -192,7 +203,7 @@ package final class DiskStore {
         _ message: Logger.Message,
         reason: String
     ) {
-        statistics[keyPath: counter] += 1
+        counters[keyPath: counter] += 1
         logger.warning(
             message,
             metadata: [
@@ -200,7 +211,7 @@ package final class DiskStore {
             ]
         )
         if let removed = index.remove(location.digest) {
-            segments[removed.segment]?.liveBytes -= removed.length
+            segments[removed.segment]?.handle.addLiveBytes(-removed.length)
         }
     }
 
@@ -232,7 +243,7 @@ package final class DiskStore {
             record = try RecordFormat.seal(record, digest: digest, cipher: cipher)
         }
         guard record.count <= configuration.admissionLimit else {
-            statistics.admissionRefusals += 1
+            counters.admissionRefusals += 1
             try remove(digest)
             return .refused
         }
@@ -244,19 +255,19 @@ package final class DiskStore {
             forgetAfterFailedWrite(digest)
             throw error
         }
-        statistics.valueBytesWritten += entry.value.count
-        statistics.storedValueBytesWritten += storedValueBytes
+        counters.valueBytesWritten += entry.value.count
+        counters.storedValueBytesWritten += storedValueBytes
         let stored = IndexEntry(
             digest: digest,
             segment: location.segment,
             offset: UInt32(location.offset),
-            length: record.count,
-            storedAtSeconds: IndexEntry.seconds(fromMillis: entry.storedAt.millisecondsSince1970)
+            length: record.count
         )
         if let old = index.update(stored) {
-            segments[old.segment]?.liveBytes -= old.length
+            segments[old.segment]?.handle.addLiveBytes(-old.length)
         }
-        segments[location.segment]?.liveBytes += record.count
+        // Live bytes are counted in size classes, as the index knows lengths.
+        segments[location.segment]?.handle.addLiveBytes(stored.length)
         try enforceCapacity()
         return .stored
     }
@@ -280,7 +291,7 @@ package final class DiskStore {
             throw error
         }
         if let removed = index.remove(digest) {
-            segments[removed.segment]?.liveBytes -= removed.length
+            segments[removed.segment]?.handle.addLiveBytes(-removed.length)
         }
         return true
     }
@@ -288,9 +299,9 @@ package final class DiskStore {
     /// After a failed write, drop the key from the index so that an older value is not served in
     /// place of the newer one. A restart may bring the older value back; it never brings wrong bytes.
     private func forgetAfterFailedWrite(_ digest: UInt64) {
-        statistics.writeErrors += 1
+        counters.writeErrors += 1
         if let removed = index.remove(digest) {
-            segments[removed.segment]?.liveBytes -= removed.length
+            segments[removed.segment]?.handle.addLiveBytes(-removed.length)
         }
     }
 
@@ -308,103 +319,12 @@ package final class DiskStore {
         try writeSnapshot()
     }
 
-    /// Removes every entry stored at or after `date` (to the second: entries stored up to a
-    /// second before `date` may go too).
-    /// - Returns: how many entries were removed.
-    @discardableResult
-    package func removeEntries(storedSince date: Date) throws -> Int {
-        try checkOpen()
-        let threshold = IndexEntry.seconds(fromMillis: date.millisecondsSince1970)
-        let doomed = index.filter { $0.storedAtSeconds >= threshold }
-        for entry in doomed {
-            try remove(entry.digest)
-        }
-        return doomed.count
-    }
-
     func nowMillis() -> Int64 {
         configuration.now().millisecondsSince1970
     }
 
     func checkOpen() throws {
         guard !isClosed else { throw CacheError(code: .closed, message: "the disk tier is closed") }
-    }
-
-    // MARK: Appending
-
-    /// Appends `record` to the active segment, starting a new segment when it would not fit.
-    /// On a failed write the segment is cut back to where it was, so no torn record stays behind.
-    func append(_ record: [UInt8]) throws -> (segment: UInt32, offset: Int) {
-        if let active = segments[activeSequence], active.size > Self.segmentHeaderSize,
-            active.size + record.count > configuration.effectiveSegmentBytes
-        {
-            try rotate()
-        }
-        let sequence = activeSequence
-        guard let active = segments[sequence] else { preconditionFailure("active segment missing") }
-        let offset = active.size
-        do {
-            try record.withUnsafeBytes { try active.file.write($0, at: Int64(offset)) }
-        } catch {
-            try? active.file.truncate(to: Int64(offset))
-            logger.error("disk write failed", metadata: ["error": "\(error)"])
-            throw error
-        }
-        segments[sequence]?.size = offset + record.count
-        segmentBytesTotal += record.count
-        statistics.bytesWritten += record.count
-        unsyncedBytes += record.count
-        if let interval = configuration.fsync.interval, ContinuousClock.now - lastSync >= interval {
-            try syncActive()
-        }
-        return (sequence, offset)
-    }
-
-    /// Closes the active segment and starts the next one.
-    func rotate() throws {
-        if configuration.fsync.syncsOnRotation, !order.isEmpty {
-            try syncActive()
-        }
-        let next = (order.last ?? 0) + 1
-        try createSegment(next)
-    }
-
-    func createSegment(_ sequence: UInt32) throws {
-        let path = directory.segmentPath(sequence)
-        let file = try CacheFile.open(path, create: true, faults: configuration.faults)
-        var header = [UInt8](repeating: 0, count: Self.segmentHeaderSize)
-        header.withUnsafeMutableBytes { bytes in
-            bytes.storeBytes(of: Self.segmentMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
-            bytes.storeBytes(of: UInt32(1).littleEndian, toByteOffset: 4, as: UInt32.self)
-            bytes.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt32.self)
-        }
-        do {
-            try file.truncate(to: 0)
-            try header.withUnsafeBytes { try file.write($0, at: 0) }
-        } catch {
-            file.close()
-            try? directory.remove(path)
-            throw error
-        }
-        segments[sequence] = Segment(sequence: sequence, file: file, size: Self.segmentHeaderSize, liveBytes: 0)
-        segmentBytesTotal += Self.segmentHeaderSize
-        order.append(sequence)
-        if configuration.fsync.syncsOnRotation { directory.sync() }
-    }
-
-    func syncActive() throws {
-        guard unsyncedBytes > 0, let active = segments[activeSequence] else { return }
-        try active.file.sync()
-        unsyncedBytes = 0
-        lastSync = .now
-    }
-
-    func deleteSegment(_ sequence: UInt32) throws {
-        guard let segment = segments.removeValue(forKey: sequence) else { return }
-        segmentBytesTotal -= segment.size
-        order.removeAll { $0 == sequence }
-        segment.file.close()
-        try directory.remove(directory.segmentPath(sequence))
     }
 
     // MARK: Closing

@@ -18,6 +18,12 @@ public import Foundation
 /// follows it and cuts a torn tail. One directory has one owner: a second opener, in this process
 /// or another, gets ``CacheError/Code/directoryLocked``.
 ///
+/// Reads do not queue behind writes or behind each other: ``entry(for:)`` is `nonisolated`, one
+/// short critical section on one stripe of the index and one positional read with no lock held
+/// (see ``DiskReader``). Appends, maintenance and the tier's lifecycle are what the actor
+/// serializes; retiring or compacting a segment is safe against reads in flight, which read the
+/// bytes they looked up or miss (see ``SegmentHandle``).
+///
 /// Run ``run()`` (it is a ServiceLifecycle `Service`) to write index snapshots and compact from time
 /// to time; cancel it, or shut the service group down gracefully, and it writes a last snapshot.
 ///
@@ -39,7 +45,8 @@ public actor DiskTier: Service {
     public struct Usage: Hashable, Sendable {
         /// Every byte of every segment and the index snapshot.
         public var bytes: Int
-        /// Bytes of records the index points at.
+        /// Bytes of records the index points at, each counted by its size class (at most an eighth
+        /// above its length; see docs/disk-format.md).
         public var liveBytes: Int
         /// Entries in the index.
         public var entryCount: Int
@@ -74,7 +81,9 @@ public actor DiskTier: Service {
     /// The configuration the tier was first opened with (``reopen(encryption:)`` may change the keys).
     public nonisolated let configuration: Configuration
     private var store: DiskStore
-    private let metrics: DiskMetrics
+    private nonisolated let metrics: DiskMetrics
+    /// The current store's read path, read without the actor.
+    private nonisolated let readers: DiskReaderSlot
     private var published = DiskStore.Statistics()
 
     /// Opens (creating if needed) the cache directory and recovers its contents.
@@ -86,22 +95,42 @@ public actor DiskTier: Service {
     public init(configuration: Configuration) throws {
         self.configuration = configuration
         self.store = try DiskStore(configuration: configuration)
+        self.readers = DiskReaderSlot(store.reader)
         self.metrics = DiskMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
         metrics.recovery.recordNanoseconds(Int64(Self.nanoseconds(store.recovery.duration)))
         published.corruptRecords = 0
     }
 
-    /// The entry for `key`, or nil.
-    /// - Complexity: O(1): an index lookup and one positional read.
-    public func entry(for key: CacheKey) -> CacheEntry? {
-        let entry = store.entry(for: key)
-        if entry != nil { metrics.hits.increment() } else { metrics.misses.increment() }
-        if store.statistics.corruptRecords != published.corruptRecords
-            || store.statistics.authenticationFailures != published.authenticationFailures
-        {
-            publishMetrics()
+    /// The entry for `key`, or nil. Runs on the caller's task, not on the actor: any number of
+    /// reads run at once, and alongside a write.
+    ///
+    /// A record that fails its checksum (or, encrypted, does not authenticate) is a miss: counted,
+    /// logged and dropped, never returned.
+    /// - Complexity: O(1): one index stripe lookup and one positional read.
+    public nonisolated func entry(for key: CacheKey) async -> CacheEntry? {
+        cachedEntry(for: key)
+    }
+
+    /// ``entry(for:)`` without suspending, for callers on a synchronous path.
+    /// - Complexity: O(1): one index stripe lookup and one positional read.
+    public nonisolated func cachedEntry(for key: CacheKey) -> CacheEntry? {
+        switch readers.withReader({ $0.read(key) }) {
+        case .hit(let entry, let bytesRead):
+            metrics.hits.increment()
+            metrics.bytesRead.increment(by: bytesRead)
+            return entry
+        case .miss:
+            metrics.misses.increment()
+        case .corrupt(let bytesRead):
+            metrics.misses.increment()
+            metrics.corrupt.increment()
+            if bytesRead > 0 { metrics.bytesRead.increment(by: bytesRead) }
+        case .unauthenticated(let bytesRead):
+            metrics.misses.increment()
+            metrics.authenticationFailures.increment()
+            metrics.bytesRead.increment(by: bytesRead)
         }
-        return entry
+        return nil
     }
 
     /// Stores `entry` for `key`.
@@ -205,6 +234,7 @@ public actor DiskTier: Service {
         var configuration = configuration
         configuration.encryption = encryption
         store = try DiskStore(configuration: configuration)
+        readers.publish(store.reader)
         published = DiskStore.Statistics()
         metrics.recovery.recordNanoseconds(Int64(Self.nanoseconds(store.recovery.duration)))
     }
@@ -261,8 +291,10 @@ public actor DiskTier: Service {
         publishMetrics()
     }
 
+    /// Publishes the writer's counters; readers count their own (hits, misses, bytes read and
+    /// damaged records) straight into the metrics.
     private func publishMetrics() {
-        let now = store.statistics
+        let now = store.counters
         func publish(_ counter: Counter, _ keyPath: KeyPath<DiskStore.Statistics, Int>) {
             let delta = now[keyPath: keyPath] - published[keyPath: keyPath]
             if delta > 0 { counter.increment(by: delta) }

@@ -52,7 +52,7 @@ extension DiskStore {
             dropUnauthenticated(location, reason: "record does not authenticate; not moved")
             return nil
         }
-        statistics.resealedRecords += 1
+        counters.resealedRecords += 1
         return try RecordFormat.seal(plain, digest: location.digest, cipher: cipher)
     }
 
@@ -75,16 +75,16 @@ extension DiskStore {
                 message: "the disk tier is not encrypted: there is no key to rotate"
             )
         }
-        let before = statistics.resealedRecords
+        let before = counters.resealedRecords
         try rotate()
         for sequence in order.dropLast() {
             try compactSegment(sequence, isOldest: sequence == order.first)
-            statistics.compactedSegments += 1
+            counters.compactedSegments += 1
         }
         try syncActive()
         try writeSnapshot()
         try KeyCheckFile.write(directory, cipher: cipher, faults: configuration.faults)
-        let resealed = statistics.resealedRecords - before
+        let resealed = counters.resealedRecords - before
         logger.notice("disk tier re-keyed", metadata: ["resealedRecords": "\(resealed)"])
         return resealed
     }

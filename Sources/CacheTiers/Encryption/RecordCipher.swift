@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import Crypto
+import Synchronization
 
 /// The keys of an encrypted disk store, derived once: AES-256-GCM keys that seal records (the
 /// current one and those of a rotation), the nonces, and the keyed digest that names keys in the
@@ -14,10 +15,15 @@ import Crypto
 /// Nonces: a random 96-bit base drawn when the cipher is made, XORed with a counter of seals
 /// (as TLS 1.3 does per record). Two opens collide only if their bases agree in the top 32 bits and
 /// differ by less than the seal count in the low 64: negligible, and far cheaper than 12 random
-/// bytes per record. Not thread-safe: one store owns it.
-package final class RecordCipher {
+/// bytes per record. Sendable: everything but the seal counter (an atomic) is immutable, so the
+/// disk tier's readers open records while its writer seals new ones.
+package final class RecordCipher: Sendable {
     /// One key, in the forms the store uses.
-    package struct SealingKey {
+    ///
+    /// `@unchecked Sendable` without a lock: its fields are immutable values set once in `init`;
+    /// swift-crypto's `SymmetricKey` is not marked Sendable, but its storage is never changed
+    /// after it is made, and readers only pass it to `AES.GCM.open`.
+    package struct SealingKey: @unchecked Sendable {
         /// The key's 64-bit id; a record carries its low 32 bits.
         package let id: UInt64
         let records: SymmetricKey
@@ -52,7 +58,7 @@ package final class RecordCipher {
     let digestSecret: [UInt8]
     private let digester: SipHash24
     private let nonceBase: (high: UInt32, low: UInt64)
-    private var sealCount: UInt64 = 0
+    private let sealCount = Atomic<UInt64>(0)
 
     /// Derives the keys of `encryption` for a directory whose digest secret is `digestSecret`.
     /// - Throws: ``CacheError/Code/invalidArgument`` when two of the keys have the same id.
@@ -80,11 +86,11 @@ package final class RecordCipher {
 
     /// A nonce never used before by this cipher, and with overwhelming probability by any other.
     func nextNonce() -> AES.GCM.Nonce {
-        sealCount &+= 1
+        let count = sealCount.wrappingAdd(1, ordering: .relaxed).newValue
         var nonce = [UInt8](repeating: 0, count: 12)
         nonce.withUnsafeMutableBytes { bytes in
             bytes.storeBytes(of: nonceBase.high.littleEndian, toByteOffset: 0, as: UInt32.self)
-            bytes.storeBytes(of: (nonceBase.low ^ sealCount).littleEndian, toByteOffset: 4, as: UInt64.self)
+            bytes.storeBytes(of: (nonceBase.low ^ count).littleEndian, toByteOffset: 4, as: UInt64.self)
         }
         // 12 bytes is the length AES.GCM.Nonce takes: it cannot throw.
         return try! AES.GCM.Nonce(data: nonce)

@@ -4,7 +4,7 @@
 /// hash-table keys. Without the 128-bit key, its outputs say nothing about the inputs, so an
 /// index of SipHash digests cannot be checked against guessed URLs. About 20× cheaper than
 /// HMAC-SHA256 through swift-crypto on short keys, which matters on every disk lookup.
-package struct SipHash24 {
+package struct SipHash24: Sendable {
     private let k0: UInt64
     private let k1: UInt64
 

@@ -35,7 +35,7 @@ struct FullFilesystem {
     @discardableResult
     func fill() -> String {
         let filler = path + "/filler"
-        FileManager.default.createFile(atPath: filler, contents: nil)
+        guard FileManager.default.createFile(atPath: filler, contents: nil) else { return filler }
         guard let handle = FileHandle(forWritingAtPath: filler) else { return filler }
         let chunk = Data(count: 4096)
         while (try? handle.write(contentsOf: chunk)) != nil {}
