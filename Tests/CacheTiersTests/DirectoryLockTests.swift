@@ -2,6 +2,7 @@
 
 import CacheTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CacheTiers
@@ -36,5 +37,37 @@ import Testing
             #expect(await next.entry(for: "k")?.value == Array("mine".utf8))
             try await next.close()
         }
+    }
+}
+
+/// A process spawned by another thread holds copies of every descriptor between its fork and its
+/// exec (close-on-exec closes them only at the exec), and with them the lock. A reopen that meets
+/// such a copy must wait the moment out, not report the directory as in use.
+@Suite struct DirectoryLockSpawnTests {
+    @Test func reopeningWhileAnotherThreadSpawnsProcessesNeverReportsInUse() throws {
+        let directory = TemporaryDirectory("spawn")
+        defer { directory.remove() }
+        let configuration = DiskTier.Configuration(directory: directory.appending("cache"))
+        try DiskStore(configuration: configuration).close()
+        let spawning = Atomic<Bool>(true)
+        let spawner = Thread {
+            while spawning.load(ordering: .relaxed) {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/bin/true")
+                guard (try? process.run()) != nil else { return }
+                process.waitUntilExit()
+            }
+        }
+        spawner.start()
+        defer { spawning.store(false, ordering: .relaxed) }
+        var locked = 0
+        for _ in 0..<300 {
+            do {
+                try DiskStore(configuration: configuration).close()
+            } catch let error as CacheError where error.code == .directoryLocked {
+                locked += 1
+            }
+        }
+        #expect(locked == 0)
     }
 }

@@ -29,6 +29,8 @@ import Testing
         for (index, value) in values.enumerated() {
             let get = try tool.tool(["get", cache, "k\(index)", "--capacity", "2000000"])
             #expect(get.status == 0 && get.output == value, "get k\(index): \(get.error)")
+            // Nothing changed, so nothing was written: not even a warning.
+            #expect(get.error.isEmpty, "get k\(index): \(get.error)")
         }
         let list = try tool.tool(["list", cache, "--capacity", "2000000"])
         #expect(list.status == 0, "\(list.error)")

@@ -25,6 +25,10 @@ package struct CacheDirectory {
     private let directoryDescriptor: Int32
 
     package static let lockFileName = "lock"
+    /// How long a conflicting lock is waited for before the directory counts as in use: 50 tries,
+    /// 2 ms apart (about 0.1 s).
+    private static let lockAttempts = 50
+    private static let lockPause: useconds_t = 2_000
     package static let snapshotFileName = "index.lcx"
     package static let segmentPrefix = "segment-"
     package static let segmentSuffix = ".lcs"
@@ -69,10 +73,22 @@ package struct CacheDirectory {
     }
 
     /// Takes the exclusive lock on `descriptor`; the error to throw when that fails.
+    ///
+    /// A conflict is tried again for about 0.1 s: a process that another thread spawns
+    /// holds a copy of every descriptor between its fork and its exec (close-on-exec closes them
+    /// only at the exec), and with them the lock a closed cache just gave up. Only a lock still
+    /// held after that is another owner.
     private static func lockFailure(_ descriptor: Int32, _ path: FilePath) -> CacheError? {
-        guard flock(descriptor, LOCK_EX | LOCK_NB) != 0 else { return nil }
-        let error = Errno(rawValue: errno)
-        if error == .wouldBlock || error == .resourceTemporarilyUnavailable {
+        var error = Errno.wouldBlock
+        for attempt in 0..<lockAttempts {
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return nil }
+            error = Errno(rawValue: errno)
+            guard error == .wouldBlock || error == .resourceTemporarilyUnavailable || error == .interrupted else {
+                break
+            }
+            if attempt + 1 < lockAttempts { usleep(lockPause) }
+        }
+        if error == .wouldBlock || error == .resourceTemporarilyUnavailable || error == .interrupted {
             return CacheError(
                 code: .directoryLocked,
                 message: "\(path) is in use by another process or another cache instance in this one"

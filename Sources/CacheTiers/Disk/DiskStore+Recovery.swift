@@ -68,6 +68,14 @@ extension DiskStore {
         } else if let active = segments[activeSequence], active.size >= configuration.effectiveSegmentBytes {
             try rotate()
         }
+        // A snapshot that covered everything on disk, with nothing replayed or cut, is current:
+        // closing without a change need not write it again (a read-only open on a full disk).
+        if recovery.usedSnapshot, recovery.replayedRecords == 0, recovery.truncatedBytes == 0,
+            recovery.corruptRegions == 0, let replayFrom, replayFrom.sequence == activeSequence,
+            replayFrom.offset == segments[activeSequence]?.size
+        {
+            snapshotPosition = logPosition
+        }
         recovery.duration = clock.now - start
         logger.info(
             "disk tier opened",

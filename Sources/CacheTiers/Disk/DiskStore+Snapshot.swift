@@ -121,6 +121,8 @@ extension DiskStore {
     /// that a crash leaves either the old snapshot or the new one, never half of one.
     package func writeSnapshot() throws {
         try checkOpen()
+        // Nothing appended, retired or cut since the last snapshot: it is still exact.
+        if let snapshotPosition, snapshotPosition == logPosition { return }
         try syncActive()
         guard let active = segments[activeSequence] else { return }
         let bytes = SnapshotFormat.encode(
@@ -131,6 +133,18 @@ extension DiskStore {
         )
         try directory.replaceAtomically(CacheDirectory.snapshotFileName, with: bytes, faults: configuration.faults)
         snapshotBytes = bytes.count
+        snapshotPosition = logPosition
+    }
+
+    /// Where the log stands: every append, retirement and cut moves it, so a snapshot taken at
+    /// one position describes the store for as long as the position holds.
+    var logPosition: LogPosition {
+        LogPosition(
+            firstSegment: order.first ?? 0,
+            segmentCount: order.count,
+            activeSegment: order.last ?? 0,
+            activeSize: order.last.flatMap { segments[$0]?.size } ?? 0
+        )
     }
 
     /// Loads the snapshot if it is present, intact and consistent with the segments on disk.

@@ -72,6 +72,9 @@ package final class DiskStore {
     package internal(set) var segments: [UInt32: Segment] = [:]
     package internal(set) var order: [UInt32] = []
     package internal(set) var snapshotBytes = 0
+    /// The log's position when the last snapshot was written (or found current at open); nil
+    /// when the snapshot on disk, if any, is behind.
+    var snapshotPosition: LogPosition?
     /// The sum of the segments' sizes, kept up to date on every change (the write path reads it).
     package internal(set) var segmentBytesTotal = 0
     /// The writer's counters; ``statistics`` adds the readers'.
@@ -338,4 +341,12 @@ package final class DiskStore {
         defer { releaseFiles() }
         try writeSnapshot()
     }
+}
+
+/// A position in a store's log (see ``DiskStore/logPosition``).
+struct LogPosition: Hashable {
+    var firstSegment: UInt32
+    var segmentCount: Int
+    var activeSegment: UInt32
+    var activeSize: Int
 }
