@@ -44,4 +44,53 @@ import Testing
         #expect(put.status != 0 && put.error.contains("space"), "\(put.error)")
         #expect(try tool.tool(["get", cache, "k0", "--capacity", "2000000"]).output == values[0])
     }
+
+    /// A put whose record lands but whose index snapshot cannot be written has stored its value,
+    /// and says so (before, it failed although the value was stored and readable later).
+    @Test func aPutWhoseSnapshotFailsSaysItStored() throws {
+        let filesystem: FullFilesystem
+        switch FullFilesystem.mount(bytes: 4 << 20) {
+        case .success(let mounted): filesystem = mounted
+        case .failure(let refusal):
+            print("FullDiskToolTests skipped: \(refusal.reason)")
+            return
+        }
+        defer { filesystem.unmount() }
+        let tool = CacheToolTests()
+        let cache = filesystem.path + "/cache"
+        let capacity = ["--capacity", "2000000"]
+        for index in 0..<5 {
+            let value = SampleData.json(approximateBytes: 2000, seed: UInt64(index))
+            #expect(try tool.tool(["put", cache, "k\(index)"] + capacity, input: value).status == 0)
+        }
+        // Fill the filesystem, leaving room only in the last page of the active segment: enough
+        // for one small record, none for a new snapshot file.
+        var room = 0
+        for shift in 0..<4 {
+            let filler = filesystem.fill()
+            room = Self.roomInLastPage(of: cache)
+            if room >= 400 { break }
+            try FileManager.default.removeItem(atPath: filler)
+            let padding = SampleData.random(count: 1500, seed: UInt64(100 + shift))
+            #expect(try tool.tool(["put", cache, "pad\(shift)"] + capacity, input: padding).status == 0)
+        }
+        try #require(room >= 400, "could not leave room for one record")
+        let late = SampleData.random(count: room - 300, seed: 7)
+        let put = try tool.tool(["put", cache, "late"] + capacity, input: late)
+        #expect(put.status == 0, "\(put.error)")
+        #expect(put.error.contains("snapshot was not written"), "\(put.error)")
+        try FileManager.default.removeItem(atPath: filesystem.path + "/filler")
+        let get = try tool.tool(["get", cache, "late"] + capacity)
+        #expect(get.status == 0 && get.output == late)
+    }
+
+    /// The unused bytes in the last 4 KiB page of the newest segment.
+    static func roomInLastPage(of cache: String) -> Int {
+        let segments = ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? [])
+            .filter { $0.hasPrefix(CacheDirectory.segmentPrefix) }.sorted()
+        guard let newest = segments.last,
+            let size = (try? FileManager.default.attributesOfItem(atPath: cache + "/" + newest))?[.size] as? Int
+        else { return 0 }
+        return (4096 - size % 4096) % 4096
+    }
 }
