@@ -151,3 +151,46 @@ import Testing
         #expect(store.recovery.truncatedBytes > 0)
     }
 }
+
+/// Removals stay removed when the newest segment loses its tail after the snapshot was written:
+/// the snapshot's knowledge before the cut is kept, not discarded for a full replay that would
+/// bring removed values back.
+@Suite struct TailDamageTests {
+    @Test func removedKeysStayRemovedAfterTheNewestSegmentLosesItsTail() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let configuration = diskConfiguration(directory)
+        do {
+            let store = try DiskStore(configuration: configuration)
+            for index in 0..<100 {
+                try store.set(entry(versionedValue("k\(index)", version: 1)), for: CacheKey("k\(index)"))
+            }
+            for index in 0..<10 {
+                try store.set(entry(versionedValue("late\(index)", version: 1)), for: CacheKey("late\(index)"))
+            }
+            for index in 0..<100 where index % 2 == 0 { _ = try store.remove(CacheKey("k\(index)")) }
+            try store.close()  // the snapshot covers all of it
+        }
+        // The newest segment loses its tail — the tombstones of most removals — below the
+        // snapshot's mark.
+        let segment = directory.appending("cache/" + CacheDirectory.segmentFileName(1))
+        let size = try #require(FileSurgery.size(segment))
+        try FileSurgery.truncate(segment, to: size - 1500)
+
+        let store = try DiskStore(configuration: configuration)
+        for index in 0..<100 {
+            let found = store.entry(for: CacheKey("k\(index)"))
+            if index % 2 == 0 {
+                #expect(found == nil, "k\(index) was removed and must stay removed")
+            } else {
+                #expect(found?.value == versionedValue("k\(index)", version: 1))
+            }
+        }
+        // What the cut took is a miss, never wrong bytes.
+        for index in 0..<10 {
+            let found = store.entry(for: CacheKey("late\(index)"))
+            #expect(found == nil || found?.value == versionedValue("late\(index)", version: 1))
+        }
+        try store.close()
+    }
+}

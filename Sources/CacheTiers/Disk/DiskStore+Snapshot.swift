@@ -168,10 +168,20 @@ extension DiskStore {
             logger.warning("index snapshot is damaged; replaying every segment")
             return nil
         }
+        var kept = snapshot
         if let covered = segments[snapshot.coveredSegment], covered.size < snapshot.coveredOffset {
-            logger.warning("index snapshot is ahead of its segment; replaying every segment")
-            return nil
+            // The segment lost its tail after the snapshot was written. What the snapshot knows
+            // still holds — above all which keys were removed: a full replay instead would bring
+            // back every removed value whose tombstone was in the lost tail. Entries past the cut
+            // were left out above; replay resumes at the segment's end (nothing is left there).
+            logger.warning(
+                "index snapshot is ahead of its segment (its tail was lost); keeping what it knows before the cut",
+                metadata: [
+                    "segment": "\(snapshot.coveredSegment)", "lostBytes": "\(snapshot.coveredOffset - covered.size)",
+                ]
+            )
+            kept.coveredOffset = covered.size
         }
-        return snapshot
+        return kept
     }
 }
