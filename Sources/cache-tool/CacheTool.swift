@@ -16,7 +16,7 @@ struct CacheTool: ParsableCommand {
             on every subcommand; rekey re-seals it with that key, given the old one with --previous-key-file.
             """,
         subcommands: [
-            Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Rekey.self,
+            Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Evict.self, Rekey.self,
         ]
     )
 }

@@ -93,4 +93,37 @@ import Testing
         else { return 0 }
         return (4096 - size % 4096) % 4096
     }
+
+    /// On a full disk an operator can still free space: `evict --to` drops whole segments without
+    /// appending, after which writes work again.
+    @Test func evictFreesAFullDisk() throws {
+        let filesystem: FullFilesystem
+        switch FullFilesystem.mount(bytes: 4 << 20) {
+        case .success(let mounted): filesystem = mounted
+        case .failure(let refusal):
+            print("FullDiskToolTests skipped: \(refusal.reason)")
+            return
+        }
+        defer { filesystem.unmount() }
+        let tool = CacheToolTests()
+        let cache = filesystem.path + "/cache"
+        let capacity = ["--capacity", "2000000"]  // segments of 250,000 bytes
+        for index in 0..<40 {
+            let value = SampleData.random(count: 20_000, seed: UInt64(index))
+            #expect(try tool.tool(["put", cache, "k\(index)"] + capacity, input: value).status == 0)
+        }
+        filesystem.fill()
+        let stuck = try tool.tool(["put", cache, "new"] + capacity, input: SampleData.random(count: 20_000, seed: 99))
+        #expect(stuck.status != 0)
+
+        let evict = try tool.tool(["evict", cache, "--to", "300000"] + capacity)
+        #expect(evict.status == 0, "\(evict.error)")
+        #expect(String(decoding: evict.output, as: UTF8.self).hasPrefix("dropped "))
+        let value = SampleData.random(count: 20_000, seed: 100)
+        #expect(try tool.tool(["put", cache, "new"] + capacity, input: value).status == 0)
+        #expect(try tool.tool(["get", cache, "new"] + capacity).output == value)
+        // The newest entries were kept; dropped ones are misses, never wrong bytes.
+        let newest = try tool.tool(["get", cache, "k39"] + capacity)
+        #expect(newest.status == 0 && newest.output == SampleData.random(count: 20_000, seed: 39))
+    }
 }

@@ -111,3 +111,32 @@ extension DiskStore {
         try deleteSegment(sequence)
     }
 }
+
+extension DiskStore {
+    /// Frees space without writing a byte first: drops whole segments, oldest first, with every
+    /// entry in them (no second chance: that would append), until the store's files take at most
+    /// `bytes`. The active segment goes too when it must; a fresh, empty one then takes its place.
+    /// The way out of a full disk, where even a tombstone cannot be appended.
+    /// - Parameter bytes: the most bytes the segments and snapshot may take afterwards (at least
+    ///   the size of an empty segment is kept).
+    /// - Returns: how many segments and entries were dropped.
+    /// - Throws: ``CacheError/Code/invalidArgument`` for a negative target; I/O errors.
+    @discardableResult
+    package func evict(toBytes bytes: Int) throws -> (segments: Int, entries: Int) {
+        try checkOpen()
+        guard bytes >= 0 else { throw CacheError(code: .invalidArgument, message: "the target must not be negative") }
+        var dropped = (segments: 0, entries: 0)
+        while totalBytes > bytes, let sequence = order.first {
+            let isActive = sequence == activeSequence
+            if isActive, (segments[sequence]?.size ?? 0) <= Self.segmentHeaderSize { break }
+            for entry in index.filter({ $0.segment == sequence }) where index.remove(entry.digest) != nil {
+                counters.evictions += 1
+                dropped.entries += 1
+            }
+            try deleteSegment(sequence)
+            dropped.segments += 1
+            if isActive { try createSegment(sequence + 1) }
+        }
+        return dropped
+    }
+}
