@@ -141,6 +141,15 @@ let package = Package(
             dependencies: ["CacheTiers", "CacheTestSupport"],
             path: "Tests/CrashWriter"
         ),
+        // A child process for the memory-budget test: fills a ResponseCache and reports its RSS.
+        .executableTarget(
+            name: "MemoryFootprint",
+            dependencies: [
+                "CacheTiers", "HTTPCaching",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/MemoryFootprint"
+        ),
         .testTarget(
             name: "CacheTiersTests",
             dependencies: [
@@ -154,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "HTTPCachingTests",
             dependencies: [
-                "HTTPCaching", "CacheTiers", "CacheTestSupport",
+                "HTTPCaching", "CacheTiers", "CacheTestSupport", "MemoryFootprint",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),

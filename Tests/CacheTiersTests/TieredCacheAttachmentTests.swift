@@ -10,8 +10,9 @@ import Testing
 /// The seam upper layers read through: an attachment made once per entry and kept with it in
 /// memory, and what every lower tier reports and closes.
 @Suite struct TieredCacheAttachmentTests {
-    final class Decoded: Sendable {
+    final class Decoded: CacheAttachment {
         let text: String
+        var memoryCost: Int { 64 + text.utf8.count }
         init(_ text: String) { self.text = text }
     }
 

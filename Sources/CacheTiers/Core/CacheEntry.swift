@@ -26,7 +26,7 @@ public struct CacheEntry: Hashable, Sendable {
     /// one has none until ``TieredCache/entry(for:attaching:)`` makes it. It is not part of
     /// equality or hashing. It must describe the same bytes as ``value`` and ``metadata``: a
     /// changed copy of the entry should drop or replace it.
-    public var attachment: (any AnyObject & Sendable)?
+    public var attachment: (any CacheAttachment)?
 
     /// Creates an entry.
     public init(value: [UInt8], metadata: [UInt8] = [], storedAt: Date) {
@@ -46,11 +46,22 @@ public struct CacheEntry: Hashable, Sendable {
         hasher.combine(storedAt)
     }
 
-    /// The bytes this entry costs a tier: key, value, metadata, and a fixed per-entry overhead.
+    /// The bytes this entry costs a tier: key, value, metadata, a fixed per-entry overhead, and
+    /// what its attachment says it holds.
     package func cost(keyByteCount: Int) -> Int {
-        keyByteCount + value.count + metadata.count + Self.overheadBytes
+        keyByteCount + value.count + metadata.count + Self.overheadBytes + (attachment?.memoryCost ?? 0)
     }
 
     /// The bookkeeping charged to every entry so that many tiny entries cannot exceed the budget.
     package static let overheadBytes = 64
+}
+
+/// An object an upper layer hangs on a memory entry (``CacheEntry/attachment``), typically the
+/// entry's bytes decoded. It says how much memory it holds, so that the memory tier's byte budget
+/// counts it: a budget that saw only the encoded bytes would let the decoded copies grow the
+/// process well past it.
+public protocol CacheAttachment: AnyObject, Sendable {
+    /// The bytes the attachment holds beyond the entry's value and metadata (its objects, strings
+    /// and tables), as closely as its owner can estimate them. Read once, when the entry is stored.
+    var memoryCost: Int { get }
 }

@@ -41,8 +41,10 @@ public import Foundation
 /// forgotten by both. Hits served by memory do not reach the disk tier, so a key read only from
 /// memory earns no second chance on disk: when its segment retires, memory alone holds it.
 ///
-/// An entry costs ``CacheEntry/cost(keyByteCount:)`` bytes: its key, value and metadata bytes plus
-/// a fixed overhead. An entry costing more than `admissionFraction` of the whole tier's
+/// An entry costs ``CacheEntry/cost(keyByteCount:)`` bytes: its key, value and metadata bytes, a
+/// fixed overhead, and what its ``CacheEntry/attachment`` reports holding
+/// (``CacheAttachment/memoryCost``), so that decoded copies count against the budget too. An
+/// entry costing more than `admissionFraction` of the whole tier's
 /// `capacityBytes` is refused, so that one large value cannot flush the cache.
 ///
 /// Metrics, through swift-metrics, created once when the tier is made and incremented outside the

@@ -88,7 +88,7 @@ public struct TieredCache: Sendable, Service {
     /// - Complexity: O(1) per tier asked; the memory tier is asked once.
     public func entry(
         for key: CacheKey,
-        attaching attach: (CacheEntry) -> (any AnyObject & Sendable)?
+        attaching attach: (CacheEntry) -> (any CacheAttachment)?
     ) async -> CacheEntry? {
         switch memory.lookup(key) {
         case .hit(var entry):
@@ -110,7 +110,7 @@ public struct TieredCache: Sendable, Service {
         for key: CacheKey,
         memoryGeneration generation: UInt64,
         attaches: Bool,
-        attach: (CacheEntry) -> (any AnyObject & Sendable)?
+        attach: (CacheEntry) -> (any CacheAttachment)?
     ) async -> CacheEntry? {
         for tier in lowerTiers {
             guard var found = try? await tier.entry(for: key) else { continue }

@@ -112,7 +112,12 @@ extension ResponseCache {
                 primary = after.primary
             }
             answer =
-                answer ?? ResponseLookup(request: lookup.request, key: lookup.key, first: .init(.response(updated)))
+                answer
+                ?? ResponseLookup(
+                    request: lookup.request,
+                    key: lookup.key,
+                    first: .init(.response(updated), metadataBytes: 0)
+                )
         }
         return answer
     }

@@ -246,7 +246,7 @@ extension ResponseCache {
     private static func box(of entry: CacheEntry) -> StoredRecord.Box {
         if let box = entry.attachment as? StoredRecord.Box { return box }
         // An entry whose bytes decoded once decodes again; a failure here means a foreign entry.
-        return (try? StoredRecord.Box.of(entry)) ?? StoredRecord.Box(.variants(VariantIndex()))
+        return (try? StoredRecord.Box.of(entry)) ?? StoredRecord.Box(.variants(VariantIndex()), metadataBytes: 0)
     }
 
     /// The stored responses under `primaryKey` (whose record is `primary`) that match
