@@ -10,13 +10,7 @@ import Testing
 /// and a write says what happened to its record.
 @Suite(.serialized) struct FullDiskToolTests {
     @Test func readsWorkOnAFullDisk() throws {
-        let filesystem: FullFilesystem
-        switch FullFilesystem.mount(bytes: 4 << 20) {
-        case .success(let mounted): filesystem = mounted
-        case .failure(let refusal):
-            print("FullDiskToolTests skipped: \(refusal.reason)")
-            return
-        }
+        guard let filesystem = Self.mountOrSkip() else { return }
         defer { filesystem.unmount() }
         let tool = CacheToolTests()
         let cache = filesystem.path + "/cache"
@@ -48,13 +42,7 @@ import Testing
     /// A put whose record lands but whose index snapshot cannot be written has stored its value,
     /// and says so (before, it failed although the value was stored and readable later).
     @Test func aPutWhoseSnapshotFailsSaysItStored() throws {
-        let filesystem: FullFilesystem
-        switch FullFilesystem.mount(bytes: 4 << 20) {
-        case .success(let mounted): filesystem = mounted
-        case .failure(let refusal):
-            print("FullDiskToolTests skipped: \(refusal.reason)")
-            return
-        }
+        guard let filesystem = Self.mountOrSkip() else { return }
         defer { filesystem.unmount() }
         let tool = CacheToolTests()
         let cache = filesystem.path + "/cache"
@@ -84,6 +72,16 @@ import Testing
         #expect(get.status == 0 && get.output == late)
     }
 
+    /// A 4 MiB tmpfs, or nil after one line saying why none can be mounted here.
+    static func mountOrSkip() -> FullFilesystem? {
+        switch FullFilesystem.mount(bytes: 4 << 20) {
+        case .success(let mounted): return mounted
+        case .failure(let refusal):
+            print("FullDiskToolTests skipped: \(refusal.reason)")
+            return nil
+        }
+    }
+
     /// The unused bytes in the last 4 KiB page of the newest segment.
     static func roomInLastPage(of cache: String) -> Int {
         let segments = ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? [])
@@ -97,13 +95,7 @@ import Testing
     /// On a full disk an operator can still free space: `evict --to` drops whole segments without
     /// appending, after which writes work again.
     @Test func evictFreesAFullDisk() throws {
-        let filesystem: FullFilesystem
-        switch FullFilesystem.mount(bytes: 4 << 20) {
-        case .success(let mounted): filesystem = mounted
-        case .failure(let refusal):
-            print("FullDiskToolTests skipped: \(refusal.reason)")
-            return
-        }
+        guard let filesystem = Self.mountOrSkip() else { return }
         defer { filesystem.unmount() }
         let tool = CacheToolTests()
         let cache = filesystem.path + "/cache"

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import CacheTestSupport
+import CacheTiers
+import Foundation
+import HTTPTypes
+import Testing
+
+@testable import HTTPCaching
+
+/// RFC 9111 §3: what a cache of each mode may store.
+@Suite struct CacheRulesStorabilityTests {
+    // MARK: §3 Storability
+
+    @Test(arguments: [
+        // (mode shared?, method, status, response fields, request fields, storable)
+        (false, "GET", 200, [(String, String)](), [(String, String)](), true),
+        (false, "POST", 200, [("Cache-Control", "max-age=60")], [], false),
+        (false, "GET", 500, [], [], false),  // not heuristically cacheable, no explicit freshness
+        (false, "GET", 500, [("Cache-Control", "max-age=60")], [], true),
+        (false, "GET", 404, [], [], true),
+        (false, "GET", 206, [("Cache-Control", "max-age=60")], [], false),  // no partial content
+        (false, "GET", 200, [("Cache-Control", "no-store")], [], false),
+        (false, "GET", 200, [], [("Cache-Control", "no-store")], false),
+        (false, "GET", 200, [("Cache-Control", "private")], [], true),
+        (true, "GET", 200, [("Cache-Control", "private, max-age=60")], [], false),
+        (true, "GET", 200, [("Cache-Control", "max-age=60")], [("Authorization", "Bearer x")], false),  // §3.5
+        (true, "GET", 200, [("Cache-Control", "public, max-age=60")], [("Authorization", "Bearer x")], true),
+        (true, "GET", 200, [("Cache-Control", "s-maxage=60")], [("Authorization", "Bearer x")], true),
+        (true, "GET", 200, [("Cache-Control", "must-revalidate")], [("Authorization", "Bearer x")], true),
+        (false, "GET", 200, [("Cache-Control", "max-age=60")], [("Authorization", "Bearer x")], true),
+        (false, "GET", 200, [("Vary", "*")], [], false),
+        (false, "GET", 299, [("Expires", "Sun, 06 Nov 2094 08:49:37 GMT")], [], true),
+        // Never usable: an invalid max-age (stale at once) and nothing to revalidate or serve stale with.
+        (false, "GET", 200, [("Cache-Control", "max-age=garbage")], [], false),
+        (false, "GET", 200, [("Cache-Control", "max-age=-5")], [], false),
+        (true, "GET", 200, [("Cache-Control", "max-age=-5")], [], false),
+        (false, "GET", 200, [("Cache-Control", "max-age=-5"), ("ETag", "\"v\"")], [], true),
+        (
+            false, "GET", 200, [("Cache-Control", "max-age=x"), ("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")], [],
+            true
+        ),
+        (false, "GET", 200, [("Cache-Control", "max-age=x, stale-if-error=60")], [], true),
+        (true, "GET", 200, [("Cache-Control", "max-age=x, s-maxage=60")], [], true),
+        (false, "GET", 200, [("Cache-Control", "max-age=0")], [], true),  // valid 0: a client's TTLs may use it
+    ])
+    func storability(
+        shared: Bool,
+        method: String,
+        status: Int,
+        responseFields: [(String, String)],
+        requestFields: [(String, String)],
+        storable: Bool
+    ) {
+        let rules = shared ? CacheRulesTests.shared : CacheRulesTests.private_
+        let request = CacheRulesTests.request(requestFields, method: HTTPRequest.Method(method)!)
+        #expect(rules.isStorable(CacheRulesTests.response(status, responseFields), for: request) == storable)
+    }
+}
