@@ -35,7 +35,7 @@ extension CachingHTTPClient {
         let at = now
         // The hot path, as the plan would answer it, without building the plan.
         if let answer = freshAnswer(call, lookup, now: at) { return answer }
-        switch plan(call, lookup, now: at) {
+        switch planWithoutFreshAnswer(call, lookup, now: at) {
         case .answer(let result):
             return result
         case .answerAndRefresh(let result, let step):
@@ -125,11 +125,16 @@ extension CachingHTTPClient {
     /// function of its inputs and the configuration — no I/O, no clock — so that every policy's
     /// behaviour is table-tested without sockets.
     func plan(_ call: Call, _ lookup: ResponseLookup, now at: Date) -> Plan {
+        if let answer = freshAnswer(call, lookup, now: at) { return .answer(answer) }
+        return planWithoutFreshAnswer(call, lookup, now: at)
+    }
+
+    /// ``plan(_:_:now:)`` once ``freshAnswer(_:_:now:)`` has found no fresh answer: `fetch`
+    /// tries that first itself, so that a fresh hit builds no ``Plan`` and a miss does not check
+    /// freshness twice.
+    func planWithoutFreshAnswer(_ call: Call, _ lookup: ResponseLookup, now at: Date) -> Plan {
         let request = call.request
         let isSafe = request.method == .get || request.method == .head
-        if isSafe, call.policy.kind != .networkOnly, let answer = freshAnswer(call, lookup, now: at) {
-            return .answer(answer)
-        }
         var step = NetworkStep(
             request: request,
             lookup: lookup,
@@ -234,7 +239,7 @@ extension CachingHTTPClient {
     /// The answer to a call that the lookup answers fresh, for a request without cache
     /// directives: the same answer as the full plan gives, without building a
     /// ``HTTPCaching/CacheDecision`` (the hot path of every policy that serves fresh entries).
-    private func freshAnswer(_ call: Call, _ lookup: ResponseLookup, now: Date) -> FetchResult? {
+    func freshAnswer(_ call: Call, _ lookup: ResponseLookup, now: Date) -> FetchResult? {
         switch call.policy.kind {
         case .networkFirst, .networkOnly: return nil
         default: break

@@ -19,8 +19,7 @@ extension ResponseCache {
         let first = lookup.first
         let others = lookup.others
         return rules.decide(lookup.request, candidate: first?.response, facts: first?.facts, now: now) {
-            guard let response = first?.response else { return [] }
-            return [response] + others.compactMap(\.response)
+            ResponseLookup.responses(first, others)
         }
     }
 
@@ -93,8 +92,7 @@ extension ResponseCache {
         willCache: WillCache?
     ) async throws(HTTPCachingError) -> ResponseLookup? {
         let stored = lookup.storedResponses
-        var primary = lookup.primary
-        if !lookup.isRead, let key = lookup.key { primary = await record(for: key) }
+        var primary = await primaryRecord(of: lookup)
         var answer: ResponseLookup?
         for index in CacheRules.selectForFreshening(stored, notModified: notModified) {
             let updated = CacheRules.freshened(

@@ -134,8 +134,7 @@ extension ResponseCache {
             response = changed
         }
         guard response.storagePolicy != .notAllowed, let key = lookup.key else { return nil }
-        var primary = lookup.primary
-        if !lookup.isRead { primary = await record(for: key) }
+        let primary = await primaryRecord(of: lookup)
         // What the rules parsed still describes the response unless a hook changed its fields.
         let parsed =
             response.response.headerFields == cachedResponse.response.headerFields ? storability.parsed : nil
@@ -241,12 +240,17 @@ extension ResponseCache {
         return entry.map(Self.box(of:))
     }
 
+    /// What the lookup's key holds: as the lookup found it, or read now for a lookup that only
+    /// built its key.
+    func primaryRecord(of lookup: ResponseLookup) async -> StoredRecord.Box? {
+        guard !lookup.isRead, let key = lookup.key else { return lookup.primary }
+        return await record(for: key)
+    }
+
     /// The record attached to `entry` (decoded again only if an outside caller of the tiers
-    /// replaced the attachment).
+    /// replaced the attachment; an entry that does not decode reads as an empty index).
     private static func box(of entry: CacheEntry) -> StoredRecord.Box {
-        if let box = entry.attachment as? StoredRecord.Box { return box }
-        // An entry whose bytes decoded once decodes again; a failure here means a foreign entry.
-        return (try? StoredRecord.Box.of(entry)) ?? StoredRecord.Box(.variants(VariantIndex()), metadataBytes: 0)
+        (try? StoredRecord.Box.of(entry)) ?? StoredRecord.Box(.variants(VariantIndex()), metadataBytes: 0)
     }
 
     /// The stored responses under `primaryKey` (whose record is `primary`) that match

@@ -58,7 +58,10 @@ public struct ResponseLookup: Sendable {
     public var stored: CachedResponse? { first?.response }
 
     /// Every stored response that answers the request, newest first.
-    public var storedResponses: [CachedResponse] {
+    public var storedResponses: [CachedResponse] { Self.responses(first, others) }
+
+    /// The responses of `first` and `others`, newest first.
+    static func responses(_ first: StoredRecord.Box?, _ others: [StoredRecord.Box]) -> [CachedResponse] {
         guard let first, let response = first.response else { return [] }
         return [response] + others.compactMap(\.response)
     }
