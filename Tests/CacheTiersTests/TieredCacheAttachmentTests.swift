@@ -82,10 +82,10 @@ import Testing
             #expect(usage.lowerTiers[0].entryCount == 1 && usage.lowerTiers[0].bytes == usage.disk?.bytes)
             try await cache.close()
             #expect(await cache.disk?.isOpen == false)
-            // Memory still answers; the closed disk tier misses.
-            #expect(await cache.entry(for: "a") != nil)
-            cache.memory.removeAll()
+            // A closed cache finds nothing, and its memory tier holds nothing.
+            #expect(!cache.isOpen)
             #expect(await cache.entry(for: "a") == nil)
+            #expect(cache.memory.usage.entryCount == 0)
         }
     }
 }

@@ -202,4 +202,8 @@ private actor GatedTier: CacheTier {
     private(set) var isClosed = false
 
     func close() async throws { isClosed = true }
+
+    func reopen(encryption: DiskEncryption?) async throws { isClosed = false }
+
+    func reset() async throws { entries = [:] }
 }

@@ -9,7 +9,7 @@ import Testing
 @testable import CachingClient
 
 extension FreshnessClass {
-    static let interactive = FreshnessClass("interactive", softTTL: .seconds(30), hardTTL: .seconds(300))
+    static let shortInteractive = FreshnessClass("interactive", softTTL: .seconds(30), hardTTL: .seconds(300))
 }
 
 /// The offline-first read policies and TTLs: online, offline, slow and failing origins.
@@ -27,17 +27,17 @@ extension FreshnessClass {
         await prime(f, "/cf", "one")
         // HTTP says stale at once (max-age=0), but the soft TTL keeps it fresh for 30 s.
         f.advance(10)
-        let fresh = await f.client.fetch(f.request("/cf"), policy: .cacheFirst, freshness: .interactive)
+        let fresh = await f.client.fetch(f.request("/cf"), policy: .cacheFirst, freshness: .shortInteractive)
         #expect(fresh.source == .cache && fresh.freshness == .fresh && fresh.text == "one")
         #expect(fresh.expiresAt == f.clock.epoch.addingTimeInterval(30))
 
         f.advance(40)
         f.origin.enqueue(.ok("two", headers: Self.noStore), for: "/cf")
-        let stale = await f.client.fetch(f.request("/cf"), policy: .cacheFirst, freshness: .interactive)
+        let stale = await f.client.fetch(f.request("/cf"), policy: .cacheFirst, freshness: .shortInteractive)
         #expect(stale.source == .cache && stale.freshness == .stale(.expired) && stale.text == "one")
         await f.client.flights.idle()
         #expect(f.origin.requestCount == 2)
-        let refreshed = await f.client.fetch(f.request("/cf"), policy: .cacheFirst, freshness: .interactive)
+        let refreshed = await f.client.fetch(f.request("/cf"), policy: .cacheFirst, freshness: .shortInteractive)
         #expect(refreshed.text == "two" && refreshed.freshness == .fresh)
         await f.stop()
     }
@@ -47,12 +47,12 @@ extension FreshnessClass {
         await prime(f, "/h", "old")
         f.advance(301)
         f.origin.enqueue(.respond(status: 304, headers: [("ETag", "\"e\"")]), for: "/h")
-        let revalidated = await f.client.fetch(f.request("/h"), policy: .cacheFirst, freshness: .interactive)
+        let revalidated = await f.client.fetch(f.request("/h"), policy: .cacheFirst, freshness: .shortInteractive)
         #expect(revalidated.source == .revalidated && revalidated.freshness == .fresh && revalidated.text == "old")
 
         f.advance(301)
         await f.origin.stop()
-        let offline = await f.client.fetch(f.request("/h"), policy: .cacheFirst, freshness: .interactive)
+        let offline = await f.client.fetch(f.request("/h"), policy: .cacheFirst, freshness: .shortInteractive)
         #expect(offline.source == .cache && offline.text == "old")
         #expect(offline.freshness == .stale(.offline) && offline.error?.code == .noConnection)
         let never = await f.client.fetch(f.request("/never"), policy: .cacheFirst)
@@ -111,7 +111,7 @@ extension FreshnessClass {
         for await answer in f.client.results(
             for: f.request("/swr"),
             policy: .staleWhileRevalidate,
-            freshness: .interactive
+            freshness: .shortInteractive
         ) {
             fresh.append(answer)
         }
@@ -124,7 +124,7 @@ extension FreshnessClass {
         for await answer in f.client.results(
             for: f.request("/swr"),
             policy: .staleWhileRevalidate,
-            freshness: .interactive
+            freshness: .shortInteractive
         ) {
             hard.append(answer)
         }
@@ -165,13 +165,13 @@ extension FreshnessClass {
         let f = try await Fixture.make()
         await prime(f, "/t", "a")
         f.advance(20)
-        #expect(await f.client.fetch(f.request("/t"), freshness: .interactive).source == .cache)
+        #expect(await f.client.fetch(f.request("/t"), freshness: .shortInteractive).source == .cache)
         f.advance(20)
         f.origin.enqueue(.respond(status: 304, headers: [("ETag", "\"e\"")]), for: "/t")
-        let behind = await f.client.fetch(f.request("/t"), freshness: .interactive)
+        let behind = await f.client.fetch(f.request("/t"), freshness: .shortInteractive)
         #expect(behind.source == .cache && behind.freshness == .stale(.expired))
         await f.client.flights.idle()
-        let after = await f.client.fetch(f.request("/t"), freshness: .interactive)
+        let after = await f.client.fetch(f.request("/t"), freshness: .shortInteractive)
         #expect(after.freshness == .fresh && after.validatedAt == f.clock.date)
         await f.stop()
     }

@@ -28,6 +28,12 @@ public protocol CacheTier: Sendable {
     var tierUsage: CacheUsage { get async }
     /// Releases what the tier holds open (files, connections); later calls fail or miss.
     func close() async throws
+    /// Opens the tier again after ``close()``; a tier that seals what it stores uses
+    /// `encryption`'s keys (the disk tier's), so that one key protects every tier.
+    func reopen(encryption: DiskEncryption?) async throws
+    /// Removes everything a closed tier stores (its files, its rows), so that ``reopen(encryption:)``
+    /// starts empty, with any key.
+    func reset() async throws
 }
 
 /// How much a tier holds.
@@ -46,6 +52,15 @@ public struct CacheUsage: Hashable, Sendable {
 }
 
 extension DiskTier: CacheTier {
+    /// Removes the closed tier's directory (``reset(directory:)``).
+    /// - Throws: ``CacheError/Code/invalidArgument`` while the tier is open; I/O errors.
+    public func reset() throws {
+        guard !isOpen else {
+            throw CacheError(code: .invalidArgument, message: "cannot reset a disk tier that is open")
+        }
+        try Self.reset(directory: configuration.directory)
+    }
+
     /// ``usage`` as every tier reports it.
     public var tierUsage: CacheUsage {
         let usage = self.usage

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import ServiceLifecycle
+import Synchronization
 
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
@@ -42,6 +43,8 @@ public struct TieredCache: Sendable, Service {
     public let disk: DiskTier?
     /// The tiers below memory, asked in order.
     public let lowerTiers: [any CacheTier]
+    /// Open or closed, shared by every copy of this value (see ``close()``).
+    let lifecycle = Lifecycle()
 
     /// Creates a cache of a memory tier over an optional disk tier.
     public init(memory: MemoryTier, disk: DiskTier?) {
@@ -57,13 +60,19 @@ public struct TieredCache: Sendable, Service {
         self.lowerTiers = lowerTiers
     }
 
+    /// Whether the cache is open. A closed cache finds nothing, and its writes and removals throw
+    /// ``CacheError/Code/closed``, until ``reopen(encryption:)``.
+    public var isOpen: Bool { lifecycle.isOpen }
+
     /// The entry for `key`: memory first, then each lower tier; a lower-tier hit is promoted.
     ///
     /// A lower tier that fails is a miss there (its error is its own to log). A promotion never
     /// overwrites a write or removal that reached memory while the lower tier was read, so a
     /// reader racing a writer cannot put the older bytes back in front of the newer ones.
+    /// A closed cache finds nothing (see ``isOpen``).
     /// - Complexity: O(1) per tier asked; the memory tier is asked once.
     public func entry(for key: CacheKey) async -> CacheEntry? {
+        guard lifecycle.isOpen else { return nil }
         switch memory.lookup(key) {
         case .hit(let entry): return entry
         case .miss(let generation):
@@ -90,6 +99,7 @@ public struct TieredCache: Sendable, Service {
         for key: CacheKey,
         attaching attach: (CacheEntry) -> (any CacheAttachment)?
     ) async -> CacheEntry? {
+        guard lifecycle.isOpen else { return nil }
         switch memory.lookup(key) {
         case .hit(var entry):
             guard entry.attachment == nil else { return entry }
@@ -128,11 +138,13 @@ public struct TieredCache: Sendable, Service {
     }
 
     /// Stores `entry` for `key` as `policy` allows.
-    /// - Throws: the first lower tier's write error (for example ``CacheError/Code/outOfSpace``);
-    ///   the memory tier holds the entry all the same, and the failing tier no longer holds an
-    ///   older value for the key.
+    /// - Throws: ``CacheError/Code/closed`` when the cache is closed (nothing is stored); the first
+    ///   lower tier's write error (for example ``CacheError/Code/outOfSpace``): the memory tier
+    ///   holds the entry all the same, and the failing tier no longer holds an older value for the
+    ///   key.
     /// - Complexity: O(1) per tier.
     public func set(_ entry: CacheEntry, for key: CacheKey, policy: StoragePolicy = .allowed) async throws {
+        try lifecycle.checkOpen()
         if policy.allowsMemory {
             memory.set(entry, for: key)
         } else {
@@ -155,8 +167,10 @@ public struct TieredCache: Sendable, Service {
 
     /// Removes `key` from every tier.
     /// - Returns: whether any tier held it.
+    /// - Throws: ``CacheError/Code/closed`` when the cache is closed; a lower tier's error.
     @discardableResult
     public func remove(_ key: CacheKey) async throws -> Bool {
+        try lifecycle.checkOpen()
         var removed = memory.remove(key) != nil
         for tier in lowerTiers where try await tier.remove(key) {
             removed = true
@@ -165,7 +179,9 @@ public struct TieredCache: Sendable, Service {
     }
 
     /// Removes every entry from every tier.
+    /// - Throws: ``CacheError/Code/closed`` when the cache is closed; a lower tier's error.
     public func removeAll() async throws {
+        try lifecycle.checkOpen()
         memory.removeAll()
         for tier in lowerTiers {
             try await tier.removeAll()
@@ -173,7 +189,9 @@ public struct TieredCache: Sendable, Service {
     }
 
     /// Removes the entries stored at or after `date` from every tier.
+    /// - Throws: ``CacheError/Code/closed`` when the cache is closed; a lower tier's error.
     public func removeEntries(storedSince date: Date) async throws {
+        try lifecycle.checkOpen()
         memory.removeEntries(storedSince: date)
         for tier in lowerTiers {
             _ = try await tier.removeEntries(storedSince: date)
@@ -191,17 +209,6 @@ public struct TieredCache: Sendable, Service {
         var lower: [CacheUsage] = []
         for tier in lowerTiers { lower.append(await tier.tierUsage) }
         return Usage(memory: memory.usage, disk: await disk?.usage, lowerTiers: lower)
-    }
-
-    /// Closes every lower tier (the disk tier releases its directory after a last index
-    /// snapshot); the memory tier keeps what it holds.
-    /// - Throws: the first lower tier's error; every tier is asked to close all the same.
-    public func close() async throws {
-        var firstError: (any Error)?
-        for tier in lowerTiers {
-            do { try await tier.close() } catch { firstError = firstError ?? error }
-        }
-        if let firstError { throw firstError }
     }
 
     /// Runs the disk tier's maintenance until cancelled or until graceful shutdown.

@@ -22,15 +22,26 @@ extension CachingHTTPClient {
     ///   - policy: how to use the cache; nil: the configuration's.
     ///   - freshness: the soft and hard TTLs; nil: the configuration's.
     ///   - willCache: a hook for this request's response alone, run after the cache's own.
+    ///   - delegate: a delegate for this request alone, run after the configuration's: its
+    ///     `willCache` after the hooks, and it hears the request's ``FetchEvent``s.
     /// - Returns: the final answer.
     public func fetch(
         _ request: HTTPRequest,
         body: [UInt8]? = nil,
         policy: CachePolicy? = nil,
         freshness: FreshnessClass? = nil,
-        willCache: WillCache? = nil
+        willCache: WillCache? = nil,
+        delegate: (any CachingHTTPClientDelegate)? = nil
     ) async -> FetchResult {
-        let call = Call(request, body, policy ?? configuration.policy, freshness ?? configuration.freshness, willCache)
+        let call = Call(
+            request,
+            body,
+            policy ?? configuration.policy,
+            freshness ?? configuration.freshness,
+            willCache,
+            delegates: delegates(with: delegate)
+        )
+        guard call.delegates.isEmpty else { return await observedFetch(call) { _ in } }
         let lookup = await lookup(for: call)
         let at = now
         // The hot path, as the plan would answer it, without building the plan.
@@ -47,21 +58,133 @@ extension CachingHTTPClient {
     }
 
     /// Fetches `request` under `policy`, yielding every answer: under
-    /// ``CachePolicy/staleWhileRevalidate`` a stale stored answer at once (not final), then the
-    /// network's (final); under every other policy the final answer alone.
+    /// ``CachePolicy/staleWhileRevalidate`` and ``CachePolicy/cacheThenNetwork`` a stored answer at
+    /// once (not final), then the network's (final); under every other policy the final answer
+    /// alone.
     ///
     /// The work happens as the sequence is iterated, in the iterating task.
-    /// - Parameters: as for ``fetch(_:body:policy:freshness:willCache:)``.
+    /// - Parameters: as for ``fetch(_:body:policy:freshness:willCache:delegate:)``.
     /// - Returns: the answers, the last one final.
     public func results(
         for request: HTTPRequest,
         body: [UInt8]? = nil,
         policy: CachePolicy? = nil,
         freshness: FreshnessClass? = nil,
-        willCache: WillCache? = nil
+        willCache: WillCache? = nil,
+        delegate: (any CachingHTTPClientDelegate)? = nil
     ) -> FetchResults {
-        let call = Call(request, body, policy ?? configuration.policy, freshness ?? configuration.freshness, willCache)
+        let call = Call(
+            request,
+            body,
+            policy ?? configuration.policy,
+            freshness ?? configuration.freshness,
+            willCache,
+            delegates: delegates(with: delegate)
+        )
         return FetchResults(client: self, call: call)
+    }
+
+    /// Fetches `request` under `policy`, yielding its lifecycle: ``FetchEvent/started``,
+    /// ``FetchEvent/cacheResponse`` (always), ``FetchEvent/serverResponse`` or
+    /// ``FetchEvent/failed`` when the network was asked, and ``FetchEvent/finished`` (see
+    /// ``FetchEvent`` for the active and passive orders).
+    ///
+    /// The request starts at once, in a task of its own; ending the iteration early cancels it.
+    /// The delegates hear the same events.
+    /// - Parameters: as for ``fetch(_:body:policy:freshness:willCache:delegate:)``.
+    /// - Returns: the events, ``FetchEvent/finished`` last.
+    public func events(
+        for request: HTTPRequest,
+        body: [UInt8]? = nil,
+        policy: CachePolicy? = nil,
+        freshness: FreshnessClass? = nil,
+        willCache: WillCache? = nil,
+        delegate: (any CachingHTTPClientDelegate)? = nil
+    ) -> AsyncStream<FetchEvent> {
+        let call = Call(
+            request,
+            body,
+            policy ?? configuration.policy,
+            freshness ?? configuration.freshness,
+            willCache,
+            delegates: delegates(with: delegate)
+        )
+        let (stream, continuation) = AsyncStream.makeStream(of: FetchEvent.self, bufferingPolicy: .unbounded)
+        let task = Task {
+            _ = await self.observedFetch(call) { continuation.yield($0) }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// The configuration's delegate and the call's, in the order they run.
+    private func delegates(with delegate: (any CachingHTTPClientDelegate)?) -> [any CachingHTTPClientDelegate] {
+        switch (configuration.delegate, delegate) {
+        case (nil, nil): []
+        case (let first?, nil): [first]
+        case (nil, let second?): [second]
+        case (let first?, let second?): [first, second]
+        }
+    }
+
+    /// A fetch that emits its lifecycle to the call's delegates and to `emit`.
+    func observedFetch(_ call: Call, emit: @Sendable (FetchEvent) async -> Void) async -> FetchResult {
+        func send(_ event: FetchEvent) async {
+            await call.emit(event)
+            await emit(event)
+        }
+        await send(.started)
+        // The cache is read for every safe request, so that the cache's offer is what it holds.
+        let isSafe = call.request.method == .get || call.request.method == .head
+        let lookup = isSafe ? await cache.lookup(call.request) : cache.unreadLookup(call.request)
+        let at = now
+        let plan = plan(call, lookup, now: at)
+        await send(.cacheResponse(offer(plan, lookup: lookup, call: call, now: at)))
+        let final: FetchResult
+        switch plan {
+        case .answer(let result):
+            final = result
+        case .answerAndRefresh(let result, let step):
+            refresh(step)
+            final = result
+        case .answerThenNetwork(_, let step), .network(let step):
+            final = await network(step)
+            await send(Self.networkEvent(final))
+        }
+        await send(.finished(final))
+        return final
+    }
+
+    /// What the cache offers a call before the network: the stored answer the plan starts from,
+    /// or "nothing cached".
+    func offer(_ plan: Plan, lookup: ResponseLookup, call: Call, now at: Date) -> FetchResult {
+        switch plan {
+        case .answer(let result) where result.source == .cache: return result
+        case .answerAndRefresh(let result, _), .answerThenNetwork(let result, _): return result
+        default: break
+        }
+        guard !lookup.isCacheClosed else {
+            return FetchResult(response: nil, body: nil, source: .none, freshness: .missing, error: Self.closedCache)
+        }
+        guard let stored = lookup.stored else {
+            return FetchResult(response: nil, body: nil, source: .none, freshness: .missing)
+        }
+        return answer(
+            from: call.request.method == .head ? stored.withoutBody : stored,
+            freshness: .stale(stored.isMarkedStale ? .markedStale : .expired),
+            ttl: call.freshness,
+            now: at,
+            isFinal: false
+        )
+    }
+
+    /// The event for a network step's answer: the server's answer, or the failure.
+    static func networkEvent(_ result: FetchResult) -> FetchEvent {
+        if result.source == .network || result.source == .revalidated { return .serverResponse(result) }
+        return .failed(
+            result.error ?? CachingClientError(code: .network, message: "the network gave no answer")
+        )
     }
 
     /// Starts a background refresh, unless the key is backing off.
@@ -89,19 +212,47 @@ struct Call: Sendable {
     var policy: CachePolicy
     var freshness: FreshnessClass
     var willCache: WillCache?
+    /// The client's delegate and the call's, in order.
+    var delegates: [any CachingHTTPClientDelegate]
 
     init(
         _ request: HTTPRequest,
         _ body: [UInt8]?,
         _ policy: CachePolicy,
         _ freshness: FreshnessClass,
-        _ willCache: WillCache?
+        _ willCache: WillCache?,
+        delegates: [any CachingHTTPClientDelegate] = []
     ) {
         self.request = request
         self.body = body
         self.policy = policy
         self.freshness = freshness
         self.willCache = willCache
+        self.delegates = delegates
+    }
+
+    var context: FetchContext { FetchContext(request: request, policy: policy, freshness: freshness) }
+
+    /// The delegates' `willCache`, one after the other; nil without delegates.
+    var hook: ResponseCache.AsyncHook? {
+        guard !delegates.isEmpty else { return nil }
+        let delegates = self.delegates
+        let context = self.context
+        return { response, _ in
+            var response = response
+            for delegate in delegates {
+                guard let changed = await delegate.willCache(response, for: context) else { return nil }
+                response = changed
+            }
+            return response
+        }
+    }
+
+    /// Tells every delegate of `event`.
+    func emit(_ event: FetchEvent) async {
+        guard !delegates.isEmpty else { return }
+        let context = self.context
+        for delegate in delegates { await delegate.fetch(context, didEmit: event) }
     }
 }
 
@@ -119,7 +270,11 @@ enum Plan: Sendable {
 
 extension CachingHTTPClient {
     /// Where a stored entry stands against the call's freshness class.
-    enum EntryAge { case fresh, stale, pastHardTTL }
+    enum EntryAge {
+        case fresh, stale, pastHardTTL
+        /// Past the class's validation window: not answered without the origin's confirmation.
+        case unvalidated
+    }
 
     /// The plan for `call`, given what the cache holds for it (`lookup`) at `now`: a pure
     /// function of its inputs and the configuration — no I/O, no clock — so that every policy's
@@ -142,8 +297,17 @@ extension CachingHTTPClient {
             fallback: false,
             timeout: nil,
             willCache: call.willCache,
-            freshness: call.freshness
+            freshness: call.freshness,
+            hook: call.hook
         )
+        if lookup.isCacheClosed {
+            // A closed cache: the network answers alone (nothing is stored), unless the policy
+            // forbids the network.
+            guard call.policy.kind != .cacheOnly else {
+                return .answer(missing(.closed, "the cache is closed and the policy is cache-only"))
+            }
+            return .network(step)
+        }
         if !isSafe || call.policy.kind == .networkOnly { return .network(step) }
 
         let decision = cache.decision(for: lookup, now: at)
@@ -169,14 +333,25 @@ extension CachingHTTPClient {
             freshness: call.freshness,
             now: at
         )
+        step.isGated = age == .unvalidated
         func fromCache(isFinal: Bool = true) -> FetchResult {
-            answer(
+            let freshness: Freshness
+            var error: CachingClientError?
+            switch age {
+            case .fresh: freshness = .fresh
+            case .unvalidated:
+                freshness = .stale(.notValidated)
+                error = Self.notValidated(call.freshness, underlying: nil)
+            default: freshness = .stale(stored.isMarkedStale ? .markedStale : .expired)
+            }
+            return answer(
                 from: request.method == .head ? stored.withoutBody : stored,
-                freshness: age == .fresh ? .fresh : .stale(.expired),
+                freshness: freshness,
                 ttl: call.freshness,
                 now: at,
                 timing: (decision.age, decision.freshnessLifetime),
-                isFinal: isFinal
+                isFinal: isFinal,
+                error: error
             )
         }
 
@@ -188,14 +363,16 @@ extension CachingHTTPClient {
             switch age {
             case .fresh: return .answer(fromCache())
             case .stale: return .answerAndRefresh(fromCache(), revalidating(step))
-            case .pastHardTTL: return .network(revalidating(step))
+            case .pastHardTTL, .unvalidated: return .network(revalidating(step))
             }
+        case .cacheThenNetwork:
+            return .answerThenNetwork(fromCache(isFinal: false), revalidating(step))
         case .staleWhileRevalidate:
             step.fallback = true
             switch age {
             case .fresh: return .answer(fromCache())
             case .stale: return .answerThenNetwork(fromCache(isFinal: false), revalidating(step))
-            case .pastHardTTL: return .network(revalidating(step))
+            case .pastHardTTL, .unvalidated: return .network(revalidating(step))
             }
         case .networkFirst(let timeout):
             step.fallback = true
@@ -203,11 +380,13 @@ extension CachingHTTPClient {
             return .network(revalidating(step))
         case .useProtocol:
             step.fallback = decision.mayServeStaleOnError
-            if call.freshness.softTTL != nil || call.freshness.hardTTL != nil {
+            if call.freshness.usesTTLs {
                 switch age {
                 case .fresh: return .answer(fromCache())
                 case .stale: return .answerAndRefresh(fromCache(), revalidating(step))
-                case .pastHardTTL: return .network(revalidating(step))
+                case .pastHardTTL, .unvalidated:
+                    step.fallback = step.fallback || age == .unvalidated
+                    return .network(revalidating(step))
                 }
             }
             switch decision.action {
@@ -231,7 +410,9 @@ extension CachingHTTPClient {
         now: Date
     ) -> EntryAge {
         let sinceValidation = now.timeIntervalSince(stored.validatedAt)
+        if let window = freshness.validationWindow, sinceValidation >= window.seconds { return .unvalidated }
         if let hard = freshness.hardTTL, sinceValidation >= hard.seconds { return .pastHardTTL }
+        if stored.isMarkedStale { return .stale }
         if let soft = freshness.softTTL { return sinceValidation < soft.seconds ? .fresh : .stale }
         return isFreshByHTTP ? .fresh : .stale
     }
@@ -241,12 +422,12 @@ extension CachingHTTPClient {
     /// ``HTTPCaching/CacheDecision`` (the hot path of every policy that serves fresh entries).
     func freshAnswer(_ call: Call, _ lookup: ResponseLookup, now: Date) -> FetchResult? {
         switch call.policy.kind {
-        case .networkFirst, .networkOnly: return nil
+        case .networkFirst, .networkOnly, .cacheThenNetwork: return nil
         default: break
         }
         guard call.request.method == .get || call.request.method == .head else { return nil }
         guard let plain = cache.plainFreshness(of: lookup, now: now), let stored = lookup.stored else { return nil }
-        let usesTTLs = call.freshness.softTTL != nil || call.freshness.hardTTL != nil
+        let usesTTLs = call.freshness.usesTTLs
         switch call.policy.kind {
         case .useProtocol where !usesTTLs:
             guard plain.isFresh else { return nil }
@@ -290,12 +471,14 @@ extension CachingHTTPClient {
             body: stored.body,
             source: .cache,
             freshness: freshness,
-            fetchedAt: stored.responseTime,
+            fetchedAt: stored.fetchedAt,
             validatedAt: stored.validatedAt,
             expiresAt: expiresAt,
             isFinal: isFinal,
             error: error
         )
+        result.userInfo = stored.userInfo
+        result.isComplete = stored.isComplete
         result.age = Int(min(Double(Int32.max), max(0, age.rounded(.down))))
         return result
     }
@@ -309,6 +492,15 @@ extension CachingHTTPClient {
         }
         guard let age = lookup.age(now: now), let lifetime = lookup.freshnessLifetime(cache.rules) else { return nil }
         return now.addingTimeInterval(lifetime - age)
+    }
+
+    /// The error of an answer that its class's validation window does not allow to act on.
+    static func notValidated(_ freshness: FreshnessClass, underlying: (any Error)?) -> CachingClientError {
+        CachingClientError(
+            code: .notValidated,
+            message: "the origin has not confirmed the answer within \(freshness.name)'s validation window",
+            underlying: underlying
+        )
     }
 
     func missing(_ code: CachingClientError.Code, _ message: String) -> FetchResult {

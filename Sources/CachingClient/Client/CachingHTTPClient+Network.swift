@@ -26,6 +26,11 @@ struct NetworkStep: Sendable {
     var timeout: Duration?
     var willCache: WillCache?
     var freshness: FreshnessClass
+    /// The delegates' `willCache`, run after the cache's hooks and ``willCache``.
+    var hook: ResponseCache.AsyncHook?
+    /// Whether the stored response is past its class's validation window: a fallback to it then
+    /// says ``StaleReason/notValidated``.
+    var isGated = false
 
     /// The caller's request.
     var original: HTTPRequest { lookup.request }
@@ -62,6 +67,8 @@ struct NetworkOutcome: Sendable {
     /// The cache's lookup as it stands after the answer was stored (for its expiry), when it was.
     var stored: ResponseLookup?
     var error: CachingClientError?
+    /// Why the answer could not be stored (a closed cache, a full disk), when it could not.
+    var cacheError: CachingClientError?
 }
 
 extension CachingHTTPClient {
@@ -119,13 +126,33 @@ extension CachingHTTPClient {
             var answer = try await send(step.request, body: step.body)
             var responseTime = now
             if answer.response.status == .notModified, step.request != step.original {
-                if let after = try await cache.freshened(
-                    with: answer.response,
-                    for: step.lookup,
-                    requestTime: requestTime,
-                    responseTime: responseTime,
-                    willCache: step.willCache
-                ), let freshened = after.stored {
+                var cacheError: CachingClientError?
+                let after: ResponseLookup?
+                do {
+                    after = try await cache.freshened(
+                        with: answer.response,
+                        for: step.lookup,
+                        requestTime: requestTime,
+                        responseTime: responseTime,
+                        willCache: step.willCache,
+                        hook: step.hook
+                    )
+                } catch {
+                    // The 304 stands even when it cannot be stored (a closed cache, a full disk).
+                    cacheError = Self.cacheFailure(error)
+                    after = step.stored.map { stored in
+                        ResponseLookup.answering(
+                            step.original,
+                            with: CacheRules.freshened(
+                                stored,
+                                with: answer.response,
+                                requestTime: requestTime,
+                                responseTime: responseTime
+                            )
+                        )
+                    }
+                }
+                if let after, let freshened = after.stored {
                     recordSuccess(backoffKey)
                     // An answer from storage carries its current Age (RFC 9111 §5.1), as hits do.
                     var response = freshened.response
@@ -134,9 +161,10 @@ extension CachingHTTPClient {
                         response: response,
                         body: step.original.method == .head ? [] : freshened.body,
                         source: .revalidated,
-                        fetchedAt: freshened.responseTime,
+                        fetchedAt: freshened.fetchedAt,
                         validatedAt: freshened.validatedAt,
-                        stored: after
+                        stored: after,
+                        cacheError: cacheError
                     )
                 }
                 // The 304 selects nothing stored (RFC 9111 §4.3.3): ask again without conditions.
@@ -161,6 +189,7 @@ extension CachingHTTPClient {
         let status = answer.response.status.code
         let error = CachingClientError.classify(answer.response)
         var stored: ResponseLookup?
+        var cacheError: CachingClientError?
         if status >= 500 || status == 429 {
             recordFailure(step.backoffKey, error!)
         } else {
@@ -174,15 +203,22 @@ extension CachingHTTPClient {
                 )
                 do {
                     if await mayStore(status, for: step) {
-                        stored = try await cache.store(candidate, for: step.lookup, willCache: step.willCache)
+                        stored = try await cache.store(
+                            candidate,
+                            for: step.lookup,
+                            willCache: step.willCache,
+                            hook: step.hook
+                        )
                     }
                 } catch {
+                    cacheError = Self.cacheFailure(error)
                     configuration.logger.warning("could not store a response", metadata: ["error": "\(error)"])
                 }
             } else if status < 400 {
                 do {
                     try await cache.invalidate(after: answer.response, to: step.original)
                 } catch {
+                    cacheError = Self.cacheFailure(error)
                     configuration.logger.warning("could not invalidate", metadata: ["error": "\(error)"])
                 }
             }
@@ -194,8 +230,18 @@ extension CachingHTTPClient {
             fetchedAt: responseTime,
             validatedAt: responseTime,
             stored: stored,
-            error: error
+            error: error,
+            cacheError: cacheError
         )
+    }
+
+    /// A cache failure as the client reports it: ``CachingClientError/Code/closed`` for a closed
+    /// cache, ``CachingClientError/Code/storage`` for the rest.
+    static func cacheFailure(_ error: any Error) -> CachingClientError {
+        if let error = error as? HTTPCachingError, error.code == .closed {
+            return CachingClientError(code: .closed, message: "the cache is closed: nothing was stored", underlying: error)
+        }
+        return CachingClientError(code: .storage, message: "the answer could not be stored", underlying: error)
     }
 
     /// Whether a response of `status` may be stored for `step`: not an error response (4xx) over
@@ -238,16 +284,29 @@ extension CachingHTTPClient {
     func result(of outcome: NetworkOutcome, for step: NetworkStep) -> FetchResult {
         let at = now
         if let error = outcome.error, Self.allowsFallback(error), step.fallback, let stored = step.stored {
-            let reason: StaleReason =
+            var reason: StaleReason =
                 error.code == .noConnection || error.code == .backingOff ? .offline : .revalidationFailed
+            var error = error
+            if step.isGated {
+                reason = .notValidated
+                error = Self.notValidated(step.freshness, underlying: error)
+            }
             let head = step.original.method == .head ? stored.withoutBody : stored
             return answer(from: head, freshness: .stale(reason), ttl: step.freshness, now: at, error: error)
         }
         guard let response = outcome.response else {
-            return FetchResult(response: nil, body: nil, source: .none, freshness: .missing, error: outcome.error)
+            var result = FetchResult(
+                response: nil,
+                body: nil,
+                source: .none,
+                freshness: .missing,
+                error: outcome.error
+            )
+            result.cacheError = step.lookup.isCacheClosed ? Self.closedCache : nil
+            return result
         }
         let expiry = outcome.stored.flatMap { expiresAt(of: $0, freshness: step.freshness, now: at) }
-        return FetchResult(
+        var result = FetchResult(
             response: response,
             body: outcome.body,
             source: outcome.source,
@@ -258,7 +317,16 @@ extension CachingHTTPClient {
             isFinal: true,
             error: outcome.error
         )
+        if let stored = outcome.stored?.stored {
+            result.userInfo = stored.userInfo
+            result.isComplete = stored.isComplete
+        }
+        result.cacheError = outcome.cacheError ?? (step.lookup.isCacheClosed ? Self.closedCache : nil)
+        return result
     }
+
+    /// The cache error of an answer made while the cache was closed.
+    static let closedCache = CachingClientError(code: .closed, message: "the cache is closed: nothing was read or stored")
 
     /// Failures a stale answer may stand in for: not reaching the origin, and the origin
     /// failing (5xx, 429). Not a 401 / 403 (the credentials were refused) or another 4xx (the

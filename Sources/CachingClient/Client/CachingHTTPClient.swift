@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+public import CacheTiers
 public import HTTPCaching
 import HTTPTypes
 public import Logging
@@ -62,6 +63,9 @@ public final class CachingHTTPClient: Sendable, Service {
         /// Whether an error response (4xx) may replace a stored good answer. Default
         /// ``ErrorResponsePolicy/keepLastGoodResponse``.
         public var errorResponses: ErrorResponsePolicy
+        /// The delegate every request's response passes through before it is stored (after the
+        /// cache's hooks) and that hears every request's ``FetchEvent``s. Default nil.
+        public var delegate: (any CachingHTTPClientDelegate)?
 
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(
@@ -76,9 +80,11 @@ public final class CachingHTTPClient: Sendable, Service {
                 label: "LayeredCache.CachingHTTPClient",
                 factory: { _ in SwiftLogNoOpLogHandler() }
             ),
-            errorResponses: ErrorResponsePolicy = .keepLastGoodResponse
+            errorResponses: ErrorResponsePolicy = .keepLastGoodResponse,
+            delegate: (any CachingHTTPClientDelegate)? = nil
         ) {
             self.errorResponses = errorResponses
+            self.delegate = delegate
             self.policy = policy
             self.freshness = freshness
             self.requestTimeout = requestTimeout
@@ -128,6 +134,27 @@ public final class CachingHTTPClient: Sendable, Service {
     /// Cancels the network work in flight now.
     public func cancelAll() {
         flights.cancelAll()
+    }
+
+    /// Closes the cache (``HTTPCaching/ResponseCache/close()``): requests then go to the network
+    /// without storing (active policies) or fail with ``CachingClientError/Code/closed``
+    /// (``CachePolicy/cacheOnly``).
+    /// - Throws: as ``HTTPCaching/ResponseCache/close()``.
+    public func close() async throws(HTTPCachingError) {
+        try await cache.close()
+    }
+
+    /// Opens the closed cache again with `encryption` (``HTTPCaching/ResponseCache/reopen(encryption:)``).
+    /// - Throws: as ``HTTPCaching/ResponseCache/reopen(encryption:)``; opening an open cache is an
+    ///   error.
+    public func reopen(encryption: DiskEncryption?) async throws(HTTPCachingError) {
+        try await cache.reopen(encryption: encryption)
+    }
+
+    /// Wipes the closed cache (``HTTPCaching/ResponseCache/reset()``).
+    /// - Throws: as ``HTTPCaching/ResponseCache/reset()``; resetting an open cache is an error.
+    public func reset() async throws(HTTPCachingError) {
+        try await cache.reset()
     }
 
     /// The cache's wall clock, read without copying the cache's configuration on every call.

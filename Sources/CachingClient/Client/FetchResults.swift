@@ -20,7 +20,7 @@ public struct FetchResults: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         private enum State {
             case start(CachingHTTPClient, Call)
-            case network(CachingHTTPClient, NetworkStep)
+            case network(CachingHTTPClient, Call, NetworkStep)
             case done
         }
         private var state: State
@@ -34,23 +34,37 @@ public struct FetchResults: AsyncSequence, Sendable {
             switch state {
             case .done:
                 return nil
-            case .network(let client, let step):
+            case .network(let client, let call, let step):
                 state = .done
-                return await client.network(step)
+                let result = await client.network(step)
+                await call.emit(CachingHTTPClient.networkEvent(result))
+                await call.emit(.finished(result))
+                return result
             case .start(let client, let call):
                 state = .done
+                await call.emit(.started)
                 let lookup = await client.lookup(for: call)
-                switch client.plan(call, lookup, now: client.now) {
+                let at = client.now
+                let plan = client.plan(call, lookup, now: at)
+                if !call.delegates.isEmpty {
+                    await call.emit(.cacheResponse(client.offer(plan, lookup: lookup, call: call, now: at)))
+                }
+                switch plan {
                 case .answer(let result):
+                    await call.emit(.finished(result))
                     return result
                 case .answerAndRefresh(let result, let step):
                     client.refresh(step)
+                    await call.emit(.finished(result))
                     return result
                 case .answerThenNetwork(let result, let step):
-                    state = .network(client, step)
+                    state = .network(client, call, step)
                     return result
                 case .network(let step):
-                    return await client.network(step)
+                    let result = await client.network(step)
+                    await call.emit(CachingHTTPClient.networkEvent(result))
+                    await call.emit(.finished(result))
+                    return result
                 }
             }
         }

@@ -13,18 +13,26 @@
 /// | ``cacheFirst`` | cache | cache, refresh behind | network | stale |
 /// | ``networkFirst`` | network | network | network | stale after the timeout |
 /// | ``staleWhileRevalidate`` | cache | cache, then network | network | stale |
+/// | ``cacheThenNetwork`` | cache, then network | cache, then network | network | the error |
 /// | ``cacheOnly`` | cache | cache | no answer | — |
 /// | ``networkOnly`` | network | network | network | the error |
 /// | ``returnCacheDataElseLoad`` | cache | cache | network | the error |
 ///
 /// "Stale" here is by the request's ``FreshnessClass`` TTLs when it has them, else by HTTP
 /// freshness. An entry past the hard TTL counts as no entry, except as a fallback.
+///
+/// In the terms of a technical cache's request lifecycle (``FetchEvent``): ``cacheOnly`` (and
+/// ``returnCacheDataDontLoad``) is the passive mode — it never touches the network and never
+/// changes what is stored; ``cacheThenNetwork`` is the active mode — the cached answer (or
+/// "nothing cached") first, then always the server's answer or the failure; every other policy
+/// is active too, asking the network when its rule says so.
 public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
     enum Kind: Hashable {
         case useProtocol
         case cacheFirst
         case networkFirst(timeout: Duration?)
         case staleWhileRevalidate
+        case cacheThenNetwork
         case cacheOnly
         case networkOnly
         case returnCacheDataElseLoad
@@ -64,6 +72,11 @@ public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
     /// ``CachingHTTPClient/fetch(_:body:policy:freshness:willCache:)`` returns the second. A fresh
     /// entry answers alone; past the hard TTL there is no intermediate answer.
     public static let staleWhileRevalidate = CachePolicy(kind: .staleWhileRevalidate)
+    /// The active mode of a technical cache: answer with what is stored at once (not final; any
+    /// age), then always ask the server and answer with what it sends, or with the failure (no
+    /// stale fallback). What the server sends replaces what was stored; a failure leaves the cache
+    /// as it was.
+    public static let cacheThenNetwork = CachePolicy(kind: .cacheThenNetwork)
     /// Answer from the cache only, at any age, saying how fresh; never touch the network.
     public static let cacheOnly = CachePolicy(kind: .cacheOnly)
     /// Always load from the network (unconditionally) and store the answer; never answer from
@@ -76,6 +89,7 @@ public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
         case .cacheFirst: "cacheFirst"
         case .networkFirst(let timeout): timeout.map { "networkFirst(timeout: \($0))" } ?? "networkFirst"
         case .staleWhileRevalidate: "staleWhileRevalidate"
+        case .cacheThenNetwork: "cacheThenNetwork"
         case .cacheOnly: "cacheOnly"
         case .networkOnly: "networkOnly"
         case .returnCacheDataElseLoad: "returnCacheDataElseLoad"

@@ -12,15 +12,18 @@
 /// quietly serving older data as fresh. A missing TTL falls back to HTTP: no soft TTL means HTTP
 /// freshness decides what is fresh; no hard TTL means no limit.
 ///
-/// Define an app's classes once and use them per call:
+/// A validation window is a gate for answers an app acts on (a balance, a permission): past it,
+/// the stored answer is not served as good until the origin confirms it; when the origin cannot,
+/// the result says so (``StaleReason/notValidated``, ``CachingClientError/Code/notValidated``, and
+/// ``FetchResult/requireBody()`` throws) instead of quietly serving older data.
+///
+/// Three classes are built in (``critical``, ``interactive``, ``reference``); an app changes
+/// them by copy, or defines its own:
 ///
 /// ```swift
-/// extension FreshnessClass {
-///     static let critical = FreshnessClass("critical", softTTL: .zero, hardTTL: .seconds(5))
-///     static let interactive = FreshnessClass("interactive", softTTL: .seconds(30), hardTTL: .seconds(600))
-///     static let reference = FreshnessClass("reference", softTTL: .seconds(3600), hardTTL: .seconds(86_400 * 7))
-/// }
-/// let result = await client.fetch(request, policy: .cacheFirst, freshness: .interactive)
+/// var interactive = FreshnessClass.interactive
+/// interactive.softTTL = .seconds(10)
+/// let result = await client.fetch(request, policy: .cacheFirst, freshness: interactive)
 /// ```
 ///
 /// Setting TTLs is the app taking responsibility for freshness: they apply whatever the
@@ -32,6 +35,9 @@ public struct FreshnessClass: Hashable, Sendable, CustomStringConvertible {
     public var softTTL: Duration?
     /// Past this age an entry is refetched before answering; nil: no limit.
     public var hardTTL: Duration?
+    /// Past this age an entry is not an answer to act on until the origin confirms it (see the
+    /// type's documentation); nil: no gate.
+    public var validationWindow: Duration?
 
     /// Creates a class.
     /// - Parameters:
@@ -39,18 +45,61 @@ public struct FreshnessClass: Hashable, Sendable, CustomStringConvertible {
     ///   - softTTL: within this age an entry is fresh; nil: HTTP freshness decides.
     ///   - hardTTL: past this age an entry is refetched first; nil: no limit. Must not be below
     ///     `softTTL`.
-    public init(_ name: String, softTTL: Duration? = nil, hardTTL: Duration? = nil) {
+    ///   - validationWindow: past this age an entry is not to be acted on until the origin
+    ///     confirms it; nil: no gate.
+    public init(_ name: String, softTTL: Duration? = nil, hardTTL: Duration? = nil, validationWindow: Duration? = nil) {
         if let softTTL, let hardTTL {
             precondition(softTTL <= hardTTL, "FreshnessClass \(name): the soft TTL is above the hard TTL")
         }
-        precondition((softTTL ?? .zero) >= .zero && (hardTTL ?? .zero) >= .zero, "negative TTL in \(name)")
+        precondition(
+            (softTTL ?? .zero) >= .zero && (hardTTL ?? .zero) >= .zero && (validationWindow ?? .zero) >= .zero,
+            "negative TTL in \(name)"
+        )
         self.name = name
         self.softTTL = softTTL
         self.hardTTL = hardTTL
+        self.validationWindow = validationWindow
+    }
+
+    /// A class checked the same way, that throws instead of stopping the process.
+    /// - Throws: ``CachingClientError/Code/invalidArgument`` for a negative duration or a soft TTL
+    ///   above the hard TTL.
+    public static func validated(
+        _ name: String,
+        softTTL: Duration? = nil,
+        hardTTL: Duration? = nil,
+        validationWindow: Duration? = nil
+    ) throws(CachingClientError) -> FreshnessClass {
+        for (label, value) in [("softTTL", softTTL), ("hardTTL", hardTTL), ("validationWindow", validationWindow)] {
+            if let value, value < .zero {
+                throw CachingClientError(code: .invalidArgument, message: "\(name): \(label) is negative")
+            }
+        }
+        if let softTTL, let hardTTL, softTTL > hardTTL {
+            throw CachingClientError(code: .invalidArgument, message: "\(name): the soft TTL is above the hard TTL")
+        }
+        return FreshnessClass(name, softTTL: softTTL, hardTTL: hardTTL, validationWindow: validationWindow)
     }
 
     /// HTTP freshness alone (RFC 9111), no TTLs: the default.
     public static let http = FreshnessClass("http")
+
+    /// Answers an app acts on (a balance, a permission, stock): fresh for 5 s, and not to be acted
+    /// on past 30 s without the origin's confirmation (validation window 30 s, no hard TTL).
+    public static let critical = FreshnessClass("critical", softTTL: .seconds(5), validationWindow: .seconds(30))
+    /// What a user is looking at (a feed, a task list): fresh for 60 s, refetched first after
+    /// 1 hour.
+    public static let interactive = FreshnessClass("interactive", softTTL: .seconds(60), hardTTL: .seconds(3_600))
+    /// Reference data that rarely changes (a country list, a catalogue): fresh for 1 day,
+    /// refetched first after 30 days.
+    public static let reference = FreshnessClass(
+        "reference",
+        softTTL: .seconds(86_400),
+        hardTTL: .seconds(30 * 86_400)
+    )
+
+    /// Whether the class sets any TTL or window, so that it, not HTTP alone, decides.
+    var usesTTLs: Bool { softTTL != nil || hardTTL != nil || validationWindow != nil }
 
     public var description: String { name }
 }

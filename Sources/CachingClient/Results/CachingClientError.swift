@@ -9,6 +9,7 @@ public struct CachingClientError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case authentication, noConnection, timeout, network, server, parse, notCached, backingOff, cancelled
+            case closed, storage, notValidated, invalidArgument
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -33,6 +34,17 @@ public struct CachingClientError: Error, Sendable, CustomStringConvertible {
         public static var backingOff: Self { Self(.backingOff) }
         /// The calling task was cancelled.
         public static var cancelled: Self { Self(.cancelled) }
+        /// The cache is closed: a cache-only request fails with it; a request that went to the
+        /// network carries it as ``FetchResult/cacheError`` (nothing was read or stored).
+        public static var closed: Self { Self(.closed) }
+        /// The answer could not be stored (a full disk, a failing tier): as
+        /// ``FetchResult/cacheError``, beside a good answer.
+        public static var storage: Self { Self(.storage) }
+        /// The answer's ``FreshnessClass/validationWindow`` has passed and the origin could not
+        /// confirm it: the stored answer is there to show, not to act on.
+        public static var notValidated: Self { Self(.notValidated) }
+        /// An argument is out of range.
+        public static var invalidArgument: Self { Self(.invalidArgument) }
 
         public var description: String { String(describing: base) }
     }

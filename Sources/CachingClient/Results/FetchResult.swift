@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+public import HTTPCaching
 public import HTTPTypes
 
 #if canImport(FoundationEssentials)
@@ -68,6 +69,17 @@ public struct FetchResult: Sendable {
     /// The network's failure when it was tried and failed, or why it was not tried; nil otherwise.
     /// A stale answer served because the network failed carries it too.
     public var error: CachingClientError?
+    /// What went wrong with the cache while the answer was made, beside a good answer:
+    /// ``CachingClientError/Code/closed`` (the cache was closed: nothing was read or stored) or
+    /// ``CachingClientError/Code/storage`` (the answer could not be stored). Nil otherwise.
+    public var cacheError: CachingClientError?
+    /// The userInfo stored with the answer (``HTTPCaching/CachedResponse/userInfo``, after the
+    /// hooks and delegates): empty for an answer that was not stored.
+    public var userInfo: [String: UserInfoValue] = [:]
+    /// Whether the stored answer is whole (``HTTPCaching/CachedResponse/isComplete``), a fact
+    /// apart from freshness: an app marks a first page or a summary incomplete. True for answers
+    /// that were not stored.
+    public var isComplete = true
 
     /// Creates a result.
     public init(
@@ -97,7 +109,8 @@ public struct FetchResult: Sendable {
 
     /// The body of a good answer, or the error.
     ///
-    /// A good answer is one with a 2xx status (a cached stale one counts). Without one this throws
+    /// A good answer is one with a 2xx status (a cached stale one counts, unless it is past its
+    /// class's validation window: ``StaleReason/notValidated``). Without one this throws
     /// ``error`` (or ``CachingClientError/Code/notCached`` when there is none), and for a non-2xx
     /// response the error that classifies it.
     /// - Throws: ``CachingClientError``.
@@ -106,6 +119,9 @@ public struct FetchResult: Sendable {
             throw error ?? CachingClientError(code: .notCached, message: "there is no answer")
         }
         if let failure = CachingClientError.classify(response) { throw failure }
+        if freshness.staleReason == .notValidated {
+            throw error ?? CachingClientError(code: .notValidated, message: "the answer is past its validation window")
+        }
         return body
     }
 }
@@ -145,7 +161,7 @@ public struct Freshness: Hashable, Sendable, CustomStringConvertible {
 
 /// Why a stale answer was served.
 public struct StaleReason: Hashable, Sendable, CustomStringConvertible {
-    private enum Kind: Hashable { case expired, revalidationFailed, offline }
+    private enum Kind: Hashable { case expired, revalidationFailed, offline, markedStale, notValidated }
     private let kind: Kind
 
     /// It is past its freshness lifetime and the policy serves it anyway (cache-first, cache-only,
@@ -155,6 +171,12 @@ public struct StaleReason: Hashable, Sendable, CustomStringConvertible {
     public static let revalidationFailed = StaleReason(kind: .revalidationFailed)
     /// The origin could not be reached (no connection, or backing off after failures).
     public static let offline = StaleReason(kind: .offline)
+    /// The app marked it stale (``HTTPCaching/ResponseCache/markStale(tag:)``) and the origin has
+    /// not confirmed it since.
+    public static let markedStale = StaleReason(kind: .markedStale)
+    /// Its class's ``FreshnessClass/validationWindow`` has passed and the origin could not confirm
+    /// it: shown, not to be acted on (the result's error is ``CachingClientError/Code/notValidated``).
+    public static let notValidated = StaleReason(kind: .notValidated)
 
     public var description: String { "\(kind)" }
 }

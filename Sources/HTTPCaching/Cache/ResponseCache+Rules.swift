@@ -41,7 +41,8 @@ extension ResponseCache {
         else { return nil }
         let age = facts.currentAge(now: now)
         let lifetime = facts.lifetime(rules)
-        return (age, lifetime, !facts.directives.noCache && age < lifetime)
+        let isMarkedStale = first.response?.isMarkedStale ?? false
+        return (age, lifetime, !facts.directives.noCache && !isMarkedStale && age < lifetime)
     }
 
     /// How to answer `request` from this cache at `now`: ``lookup(_:)`` then
@@ -89,7 +90,8 @@ extension ResponseCache {
         for lookup: ResponseLookup,
         requestTime: Date,
         responseTime: Date,
-        willCache: WillCache?
+        willCache: WillCache?,
+        hook: AsyncHook? = nil
     ) async throws(HTTPCachingError) -> ResponseLookup? {
         let stored = lookup.storedResponses
         var primary = await primaryRecord(of: lookup)
@@ -106,7 +108,7 @@ extension ResponseCache {
             for field in updated.varyingRequestFields { origin.headerFields[values: field.name] = [] }
             origin.headerFields.append(contentsOf: updated.varyingRequestFields)
             let through = ResponseLookup(request: origin, key: lookup.key, primary: primary)
-            if let after = try await store(updated, for: through, willCache: willCache) {
+            if let after = try await store(updated, for: through, willCache: willCache, hook: hook) {
                 primary = after.primary
             }
             answer =

@@ -22,6 +22,9 @@ extension ResponseCache {
     /// - Complexity: one tier read for a URL without variants (a memory hit never suspends), two
     ///   for a URL with variants; a memory hit decodes nothing.
     public func lookup(_ request: HTTPRequest) async -> ResponseLookup {
+        guard tiers.isOpen else {
+            return ResponseLookup(request: request, key: Self.primaryKey(for: request), isCacheClosed: true)
+        }
         let found = await find(request)
         return ResponseLookup(
             request: request,
@@ -52,6 +55,10 @@ extension ResponseCache {
         }
         return (key, primary, (found.first, Array(found.dropFirst())))
     }
+
+    /// A step that runs after the ``WillCache`` hooks and may suspend (an app's delegate): returns
+    /// the response to store, or nil to store nothing.
+    package typealias AsyncHook = @Sendable (CachedResponse, HTTPRequest) async -> CachedResponse?
 
     /// A lookup of `request` that builds its key and reads nothing, for a call that will not use
     /// what is stored (network-only, unsafe methods); storing through it reads what it replaces.
@@ -120,8 +127,12 @@ extension ResponseCache {
     package func store(
         _ cachedResponse: CachedResponse,
         for lookup: ResponseLookup,
-        willCache: WillCache?
+        willCache: WillCache?,
+        hook: AsyncHook? = nil
     ) async throws(HTTPCachingError) -> ResponseLookup? {
+        guard tiers.isOpen else {
+            throw HTTPCachingError(code: .closed, message: "the cache is closed: the response was not stored")
+        }
         let request = lookup.request
         let storability = rules.storability(of: cachedResponse.response, for: request)
         if let reason = storability.reason {
@@ -133,7 +144,15 @@ extension ResponseCache {
             guard let changed = willCache(response, for: request) else { return nil }
             response = changed
         }
+        if let hook {
+            guard let changed = await hook(response, request) else { return nil }
+            response = changed
+        }
         guard response.storagePolicy != .notAllowed, let key = lookup.key else { return nil }
+        // A hook may have awaited a close.
+        guard tiers.isOpen else {
+            throw HTTPCachingError(code: .closed, message: "the cache is closed: the response was not stored")
+        }
         let primary = await primaryRecord(of: lookup)
         // What the rules parsed still describes the response unless a hook changed its fields.
         let parsed =
@@ -172,6 +191,7 @@ extension ResponseCache {
             if let index = primary?.variantIndex {
                 for variant in index.variants { _ = try? await tiers.remove(CacheKey(variant.key)) }
             }
+            try await recordTags(of: response, for: key)
             let box = Self.box(of: entry)
             return (box, box)
         }
@@ -189,6 +209,7 @@ extension ResponseCache {
             try await tiers.set(indexEntry, for: key, policy: index.storagePolicy)
         }
         for variant in forgotten { _ = try? await tiers.remove(CacheKey(variant.key)) }
+        try await recordTags(of: response, for: key)
         return (Self.box(of: indexEntry), Self.box(of: variantEntry))
     }
 
@@ -198,11 +219,20 @@ extension ResponseCache {
     public func removeCachedResponse(for request: HTTPRequest) async throws {
         for method in [HTTPRequest.Method.get, .head] {
             guard let key = Self.primaryKey(for: request, method: method) else { continue }
-            let index = await record(for: key)?.variantIndex
-            try await HTTPCachingError.storage("removing a response") {
-                for variant in index?.variants ?? [] { try await tiers.remove(CacheKey(variant.key)) }
-                try await tiers.remove(key)
+            _ = try await removeRecord(under: key)
+        }
+    }
+
+    /// Removes the record under the primary `key` and, for a variant index, its variants.
+    /// - Returns: whether anything was stored there.
+    func removeRecord(under key: CacheKey) async throws(HTTPCachingError) -> Bool {
+        let index = await record(for: key)?.variantIndex
+        return try await HTTPCachingError.storage("removing a response") {
+            var removed = false
+            for variant in index?.variants ?? [] where try await tiers.remove(CacheKey(variant.key)) {
+                removed = true
             }
+            return try await tiers.remove(key) || removed
         }
     }
 
@@ -210,6 +240,7 @@ extension ResponseCache {
     /// - Throws: ``HTTPCachingError/Code/storage`` with the disk tier's error.
     public func removeAllCachedResponses() async throws {
         try await HTTPCachingError.storage("removing every response") { try await tiers.removeAll() }
+        tagRegistry.forgetAll()
     }
 
     /// Removes the responses stored at or after `date`.

@@ -124,6 +124,8 @@ public struct ResponseCache: Sendable, Service {
     public let tiers: TieredCache
     /// The RFC 9111 rules for the configured mode.
     public let rules: CacheRules
+    /// Which keys carry which tags (``CachedResponse/tags``), shared by copies of this value.
+    let tagRegistry = TagRegistry()
 
     /// Opens a response cache: a memory tier, and a disk tier when the configuration has one.
     /// - Throws: ``HTTPCachingError/Code/invalidArgument`` for an invalid memory configuration;

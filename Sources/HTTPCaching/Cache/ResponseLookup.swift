@@ -31,6 +31,9 @@ public struct ResponseLookup: Sendable {
     public let key: CacheKey?
     /// Whether the tiers were read for ``primary`` (false for a lookup that only built the key).
     package let isRead: Bool
+    /// Whether the cache was closed (``ResponseCache/close()``) when the lookup was made: nothing
+    /// was read, and storing through the lookup throws ``HTTPCachingError/Code/closed``.
+    public let isCacheClosed: Bool
     /// What the tiers hold under ``key``: a response, or the URL's variant index.
     let primary: StoredRecord.Box?
     /// The newest stored response that answers the request.
@@ -42,6 +45,7 @@ public struct ResponseLookup: Sendable {
         request: HTTPRequest,
         key: CacheKey?,
         isRead: Bool = true,
+        isCacheClosed: Bool = false,
         primary: StoredRecord.Box? = nil,
         first: StoredRecord.Box? = nil,
         others: [StoredRecord.Box] = []
@@ -49,9 +53,16 @@ public struct ResponseLookup: Sendable {
         self.request = request
         self.key = key
         self.isRead = isRead
+        self.isCacheClosed = isCacheClosed
         self.primary = primary
         self.first = first
         self.others = others
+    }
+
+    /// A lookup whose only answer is `response`, as if it had been stored for `request` (an
+    /// answer that could not be stored).
+    package static func answering(_ request: HTTPRequest, with response: CachedResponse) -> ResponseLookup {
+        ResponseLookup(request: request, key: nil, first: StoredRecord.Box(.response(response), metadataBytes: 0))
     }
 
     /// The newest stored response that answers the request, whatever its age; nil when none does.

@@ -98,6 +98,25 @@ public struct WillCache: Sendable {
         }
     }
 
+    /// Adds the tags `tags` returns to the stored response's ``CachedResponse/tags``, so that
+    /// ``ResponseCache/invalidate(tag:)`` and ``ResponseCache/markStale(tag:)`` reach it: derive
+    /// them from the URL (a prefix, a resource type) or the response.
+    ///
+    /// ```swift
+    /// .tagging { _, request in request.path?.hasPrefix("/tasks") == true ? ["tasks"] : [] }
+    /// ```
+    public static func tagging(
+        _ tags: @escaping @Sendable (CachedResponse, HTTPRequest) -> Set<String>
+    ) -> WillCache {
+        WillCache { response, request in
+            let new = tags(response, request)
+            guard !new.isSubset(of: response.tags) else { return response }
+            var response = response
+            response.tags.formUnion(new)
+            return response
+        }
+    }
+
     /// Vetoes storage when `condition` holds.
     public static func never(
         when condition: @escaping @Sendable (CachedResponse, HTTPRequest) -> Bool

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import CacheTiers
+
 /// An error thrown by the HTTP caching layer.
 ///
 /// Match on ``code``; ``message`` says what happened in words, and ``underlying`` carries the
@@ -21,6 +23,7 @@ public struct HTTPCachingError: Error, Sendable, CustomStringConvertible {
             case corruptData
             case unsupportedFormat
             case storage
+            case closed
         }
 
         private let base: Base
@@ -35,6 +38,9 @@ public struct HTTPCachingError: Error, Sendable, CustomStringConvertible {
         /// A storage tier failed (opening, writing, removing); ``HTTPCachingError/underlying`` is
         /// its error.
         public static var storage: Self { Self(.storage) }
+        /// The cache is closed (``ResponseCache/close()``): nothing is read or stored until
+        /// ``ResponseCache/reopen(encryption:)``.
+        public static var closed: Self { Self(.closed) }
 
         public var description: String { String(describing: base) }
     }
@@ -66,6 +72,8 @@ public struct HTTPCachingError: Error, Sendable, CustomStringConvertible {
             return try await body()
         } catch let error as HTTPCachingError {
             throw error
+        } catch let error as CacheError where error.code == .closed {
+            throw HTTPCachingError(code: .closed, message: "\(what): the cache is closed", underlying: error)
         } catch {
             throw HTTPCachingError(code: .storage, message: what, underlying: error)
         }

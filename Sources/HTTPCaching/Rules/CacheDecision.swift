@@ -146,7 +146,7 @@ extension CacheRules {
             )
         }
 
-        let mustValidate = requestDirectives.noCache || directives.noCache
+        let mustValidate = requestDirectives.noCache || directives.noCache || candidate.isMarkedStale
         var freshForRequest = !mustValidate && staleness < 0
         if let maxAge = requestDirectives.maxAge, age > TimeInterval(maxAge) { freshForRequest = false }
         if let minFresh = requestDirectives.minFresh, lifetime - age < TimeInterval(minFresh) {

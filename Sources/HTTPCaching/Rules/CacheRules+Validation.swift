@@ -134,6 +134,7 @@ extension CacheRules {
         updated.requestTime = requestTime
         updated.responseTime = responseTime
         updated.validatedAt = responseTime
+        updated.isMarkedStale = false
         return updated
     }
 

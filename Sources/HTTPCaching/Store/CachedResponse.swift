@@ -26,6 +26,10 @@ public struct CachedResponse: Hashable, Sendable {
         let responseTime: Date
         let validatedAt: Date
         let varyingRequestFields: HTTPFields
+        let fetchedAt: Date
+        let tags: Set<String>
+        let isComplete: Bool
+        let isMarkedStale: Bool
 
         init(
             response: HTTPResponse,
@@ -35,7 +39,11 @@ public struct CachedResponse: Hashable, Sendable {
             requestTime: Date,
             responseTime: Date,
             validatedAt: Date,
-            varyingRequestFields: HTTPFields
+            varyingRequestFields: HTTPFields,
+            fetchedAt: Date,
+            tags: Set<String>,
+            isComplete: Bool,
+            isMarkedStale: Bool
         ) {
             self.response = response
             self.body = body
@@ -45,6 +53,10 @@ public struct CachedResponse: Hashable, Sendable {
             self.responseTime = responseTime
             self.validatedAt = validatedAt
             self.varyingRequestFields = varyingRequestFields
+            self.fetchedAt = fetchedAt
+            self.tags = tags
+            self.isComplete = isComplete
+            self.isMarkedStale = isMarkedStale
         }
 
         /// A copy with one field changed.
@@ -56,7 +68,11 @@ public struct CachedResponse: Hashable, Sendable {
             requestTime: Date? = nil,
             responseTime: Date? = nil,
             validatedAt: Date? = nil,
-            varyingRequestFields: HTTPFields? = nil
+            varyingRequestFields: HTTPFields? = nil,
+            fetchedAt: Date? = nil,
+            tags: Set<String>? = nil,
+            isComplete: Bool? = nil,
+            isMarkedStale: Bool? = nil
         ) -> Storage {
             Storage(
                 response: response ?? self.response,
@@ -66,7 +82,11 @@ public struct CachedResponse: Hashable, Sendable {
                 requestTime: requestTime ?? self.requestTime,
                 responseTime: responseTime ?? self.responseTime,
                 validatedAt: validatedAt ?? self.validatedAt,
-                varyingRequestFields: varyingRequestFields ?? self.varyingRequestFields
+                varyingRequestFields: varyingRequestFields ?? self.varyingRequestFields,
+                fetchedAt: fetchedAt ?? self.fetchedAt,
+                tags: tags ?? self.tags,
+                isComplete: isComplete ?? self.isComplete,
+                isMarkedStale: isMarkedStale ?? self.isMarkedStale
             )
         }
     }
@@ -103,11 +123,38 @@ public struct CachedResponse: Hashable, Sendable {
         get { storage.responseTime }
         set { storage = storage.with(responseTime: newValue) }
     }
-    /// When the origin last confirmed the response (a 200 or a 304); equals ``responseTime`` until
+    /// When the origin last confirmed the response (a 200 or a 304); equals ``fetchedAt`` until
     /// a revalidation.
     public var validatedAt: Date {
         get { storage.validatedAt }
         set { storage = storage.with(validatedAt: newValue) }
+    }
+    /// When the body was fetched: the 200 that carried it. A 304 moves ``validatedAt`` and
+    /// ``responseTime`` (the age is counted from the newest exchange) but not this.
+    public var fetchedAt: Date {
+        get { storage.fetchedAt }
+        set { storage = storage.with(fetchedAt: newValue) }
+    }
+    /// Names that group this response with others, so that
+    /// ``ResponseCache/invalidate(tag:)`` and ``ResponseCache/markStale(tag:)`` reach them all
+    /// (an app tags a query and the entities it lists with the same name). Kept with the response
+    /// on disk. Set them in a ``WillCache`` hook or a delegate.
+    public var tags: Set<String> {
+        get { storage.tags }
+        set { storage = storage.with(tags: newValue) }
+    }
+    /// Whether the stored answer is whole. An app marks a partial answer (a first page, a summary
+    /// without details) incomplete; results report it apart from freshness. Defaults to true.
+    public var isComplete: Bool {
+        get { storage.isComplete }
+        set { storage = storage.with(isComplete: newValue) }
+    }
+    /// Whether ``ResponseCache/markStale(tag:)`` marked the response stale: it is kept (for
+    /// offline use) but the next read revalidates it, whatever its freshness lifetime says. A new
+    /// response or a 304 clears the mark.
+    public var isMarkedStale: Bool {
+        get { storage.isMarkedStale }
+        set { storage = storage.with(isMarkedStale: newValue) }
     }
     /// The request header fields named by the response's `Vary`, as the request sent them: what
     /// selects this variant (RFC 9111 §4.1).
@@ -125,7 +172,11 @@ public struct CachedResponse: Hashable, Sendable {
         requestTime: Date,
         responseTime: Date,
         validatedAt: Date? = nil,
-        varyingRequestFields: HTTPFields = [:]
+        varyingRequestFields: HTTPFields = [:],
+        fetchedAt: Date? = nil,
+        tags: Set<String> = [],
+        isComplete: Bool = true,
+        isMarkedStale: Bool = false
     ) {
         storage = Storage(
             response: response,
@@ -135,7 +186,11 @@ public struct CachedResponse: Hashable, Sendable {
             requestTime: requestTime,
             responseTime: responseTime,
             validatedAt: validatedAt ?? responseTime,
-            varyingRequestFields: varyingRequestFields
+            varyingRequestFields: varyingRequestFields,
+            fetchedAt: fetchedAt ?? responseTime,
+            tags: tags,
+            isComplete: isComplete,
+            isMarkedStale: isMarkedStale
         )
     }
 
@@ -144,7 +199,8 @@ public struct CachedResponse: Hashable, Sendable {
         return lhs.response == rhs.response && lhs.body == rhs.body && lhs.userInfo == rhs.userInfo
             && lhs.storagePolicy == rhs.storagePolicy && lhs.requestTime == rhs.requestTime
             && lhs.responseTime == rhs.responseTime && lhs.validatedAt == rhs.validatedAt
-            && lhs.varyingRequestFields == rhs.varyingRequestFields
+            && lhs.varyingRequestFields == rhs.varyingRequestFields && lhs.fetchedAt == rhs.fetchedAt
+            && lhs.tags == rhs.tags && lhs.isComplete == rhs.isComplete && lhs.isMarkedStale == rhs.isMarkedStale
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -156,5 +212,9 @@ public struct CachedResponse: Hashable, Sendable {
         hasher.combine(responseTime)
         hasher.combine(validatedAt)
         hasher.combine(varyingRequestFields)
+        hasher.combine(fetchedAt)
+        hasher.combine(tags)
+        hasher.combine(isComplete)
+        hasher.combine(isMarkedStale)
     }
 }

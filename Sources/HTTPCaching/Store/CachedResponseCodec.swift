@@ -14,17 +14,20 @@ import Foundation
 /// never a crash or a wrong answer.
 ///
 /// ```
-/// u8 version (1) | u8 storage policy (0 allowed, 1 memory only)
+/// u8 version (2) | u8 storage policy (0 allowed, 1 memory only)
 /// i64 request time ms | i64 response time ms | i64 validated at ms
 /// u16 status | string reason
 /// u32 n, n × (string name, string value)    response header fields, in order
 /// u32 m, m × (string name, string value)    varying request fields
 /// userInfo as a dictionary value
+/// i64 fetched at ms | u8 flags (1 incomplete, 2 marked stale) | u32 t, t × string   tags, sorted
 /// ```
+/// Version 1 (without the last line) is still read: fetched at = response time, complete, not
+/// marked, no tags.
 /// Strings are u32 length + UTF-8. Values are a tag byte (0 string, 1 integer, 2 double, 3 bool,
 /// 4 date ms, 5 bytes, 6 array, 7 dictionary) and their payload.
 package enum CachedResponseCodec {
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
     static let maximumDepth = 32
 
     package static func encodeMetadata(_ cached: CachedResponse) -> [UInt8] {
@@ -39,6 +42,10 @@ package enum CachedResponseCodec {
         write(cached.response.headerFields, into: &writer)
         write(cached.varyingRequestFields, into: &writer)
         write(.dictionary(cached.userInfo), into: &writer)
+        writer.write(cached.fetchedAt.millisecondsSince1970)
+        writer.write(UInt8((cached.isComplete ? 0 : 1) | (cached.isMarkedStale ? 2 : 0)))
+        writer.write(UInt32(cached.tags.count))
+        for tag in cached.tags.sorted() { writer.write(tag) }
         return writer.bytes
     }
 
@@ -46,7 +53,8 @@ package enum CachedResponseCodec {
     /// - Throws: ``CacheError/Code/corruptData`` for damaged or unknown metadata.
     package static func decode(metadata: [UInt8], body: [UInt8]) throws -> CachedResponse {
         var reader = BinaryReader(metadata)
-        guard try reader.readByte() == version else {
+        let version = try reader.readByte()
+        guard version == 1 || version == Self.version else {
             throw HTTPCachingError(code: .unsupportedFormat, message: "unknown cached response format")
         }
         let policy: StoragePolicy
@@ -63,9 +71,21 @@ package enum CachedResponseCodec {
         guard (100...999).contains(code) else { throw corrupt("status \(code)") }
         let headerFields = try readFields(&reader)
         let varying = try readFields(&reader)
-        guard case .dictionary(let userInfo) = try readValue(&reader, depth: 0), reader.isAtEnd else {
+        guard case .dictionary(let userInfo) = try readValue(&reader, depth: 0) else {
             throw corrupt("userInfo")
         }
+        var fetchedAt = responseTime
+        var flags: UInt8 = 0
+        var tags: Set<String> = []
+        if version >= 2 {
+            fetchedAt = Date(millisecondsSince1970: try reader.read(Int64.self))
+            flags = try reader.readByte()
+            guard flags & ~3 == 0 else { throw corrupt("flags") }
+            let count = Int(try reader.read(UInt32.self))
+            guard count <= metadata.count else { throw corrupt("tag count") }
+            for _ in 0..<count { tags.insert(try reader.readString()) }
+        }
+        guard reader.isAtEnd else { throw corrupt("trailing bytes") }
         return CachedResponse(
             response: HTTPResponse(status: .init(code: code, reasonPhrase: reason), headerFields: headerFields),
             body: body,
@@ -74,7 +94,11 @@ package enum CachedResponseCodec {
             requestTime: requestTime,
             responseTime: responseTime,
             validatedAt: validatedAt,
-            varyingRequestFields: varying
+            varyingRequestFields: varying,
+            fetchedAt: fetchedAt,
+            tags: tags,
+            isComplete: flags & 1 == 0,
+            isMarkedStale: flags & 2 != 0
         )
     }
 

@@ -14,10 +14,14 @@ import Foundation
 enum StoredRecord: Sendable {
     case response(CachedResponse)
     case variants(VariantIndex)
+    /// The primary keys of the responses stored with one tag (``CachedResponse/tags``).
+    case tagMembers([String])
 
     /// The first metadata byte of a variant index; a response's metadata starts with its codec
-    /// version (1).
+    /// version (1 or 2).
     static let variantIndexTag: UInt8 = 0x80
+    /// The first metadata byte of a tag's member list.
+    static let tagMembersTag: UInt8 = 0x81
 
     /// Decodes the record an entry's bytes hold.
     /// - Throws: ``HTTPCachingError/Code/corruptData`` or ``HTTPCachingError/Code/unsupportedFormat``
@@ -25,6 +29,16 @@ enum StoredRecord: Sendable {
     init(decoding entry: CacheEntry) throws {
         if entry.metadata.first == Self.variantIndexTag {
             self = .variants(try VariantIndex(decoding: entry.value))
+        } else if entry.metadata.first == Self.tagMembersTag {
+            var reader = BinaryReader(entry.value)
+            let count = Int(try reader.read(UInt32.self))
+            guard count <= entry.value.count else {
+                throw HTTPCachingError(code: .corruptData, message: "tag members: bad count")
+            }
+            var keys: [String] = []
+            for _ in 0..<count { keys.append(try reader.readString()) }
+            guard reader.isAtEnd else { throw HTTPCachingError(code: .corruptData, message: "tag members: trailing bytes") }
+            self = .tagMembers(keys)
         } else {
             self = .response(try CachedResponseCodec.decode(metadata: entry.metadata, body: entry.value))
         }
@@ -43,6 +57,11 @@ enum StoredRecord: Sendable {
             )
         case .variants(let index):
             entry = CacheEntry(value: index.encoded(), metadata: [Self.variantIndexTag], storedAt: storedAt)
+        case .tagMembers(let keys):
+            var writer = BinaryWriter(capacity: 4 + keys.reduce(0) { $0 + 4 + $1.utf8.count })
+            writer.write(UInt32(keys.count))
+            for key in keys { writer.write(key) }
+            entry = CacheEntry(value: writer.bytes, metadata: [Self.tagMembersTag], storedAt: storedAt)
         }
         entry.attachment = Box(self, parsed: parsed, metadataBytes: entry.metadata.count)
         return entry
@@ -86,6 +105,12 @@ enum StoredRecord: Sendable {
         /// The variant index, when the record is one.
         var variantIndex: VariantIndex? {
             if case .variants(let index) = record { return index }
+            return nil
+        }
+
+        /// A tag's member keys, when the record is a member list.
+        var tagMembers: [String]? {
+            if case .tagMembers(let keys) = record { return keys }
             return nil
         }
 

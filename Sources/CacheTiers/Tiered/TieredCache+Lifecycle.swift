@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Synchronization
+
+extension TieredCache {
+    /// Closes the cache: the memory tier drops everything it holds (so that no decrypted body
+    /// stays in memory while an app is in the background), then every lower tier closes (the disk
+    /// tier releases its directory after a last index snapshot).
+    ///
+    /// From the moment it is called, reads find nothing and writes and removals throw
+    /// ``CacheError/Code/closed``, until ``reopen(encryption:)``. Closing a closed cache does
+    /// nothing.
+    /// - Throws: ``CacheError/Code/invalidArgument`` while another close, reopen or reset is under
+    ///   way; the first lower tier's error (every tier is asked to close all the same, and the
+    ///   cache is closed).
+    public func close() async throws {
+        guard try lifecycle.begin(from: .open, allowingIdle: .closed, "close") else { return }
+        defer { lifecycle.end(.closed) }
+        memory.removeAll()
+        var firstError: (any Error)?
+        for tier in lowerTiers {
+            do { try await tier.close() } catch { firstError = firstError ?? error }
+        }
+        // A write that checked the cache open just before close began may have landed since.
+        memory.removeAll()
+        if let firstError { throw firstError }
+    }
+
+    /// Opens a closed cache again: every lower tier reopens (the disk tier with `encryption`, the
+    /// same keys or new ones), and the memory tier starts empty.
+    /// - Parameter encryption: the disk tier's keys, or nil for a plain directory.
+    /// - Throws: ``CacheError/Code/invalidArgument`` when the cache is open (opening twice is an
+    ///   error) or another close, reopen or reset is under way; a lower tier's error (for example
+    ///   ``CacheError/Code/wrongKey``): the cache then stays closed, its directory as it was.
+    public func reopen(encryption: DiskEncryption?) async throws {
+        _ = try lifecycle.begin(from: .closed, allowingIdle: nil, "reopen")
+        var opened: [any CacheTier] = []
+        do {
+            memory.removeAll()
+            for tier in lowerTiers {
+                try await tier.reopen(encryption: encryption)
+                opened.append(tier)
+            }
+        } catch {
+            for tier in opened { try? await tier.close() }
+            lifecycle.end(.closed)
+            throw error
+        }
+        lifecycle.end(.open)
+    }
+
+    /// Wipes a closed cache: the memory tier and every lower tier's stored data (the disk tier's
+    /// directory is removed; ``reopen(encryption:)`` then starts an empty one, with any key).
+    /// - Throws: ``CacheError/Code/invalidArgument`` when the cache is open or another close,
+    ///   reopen or reset is under way; a lower tier's error.
+    public func reset() async throws {
+        _ = try lifecycle.begin(from: .closed, allowingIdle: nil, "reset")
+        defer { lifecycle.end(.closed) }
+        memory.removeAll()
+        for tier in lowerTiers {
+            try await tier.reset()
+        }
+    }
+
+    /// Whether a tiered cache is open, and the one transition under way at a time.
+    final class Lifecycle: Sendable {
+        enum Phase: UInt8 {
+            case open, closed, changing
+        }
+
+        private let phase = Atomic<UInt8>(Phase.open.rawValue)
+
+        /// Whether the cache is open (one atomic load: the hot path pays nothing more).
+        var isOpen: Bool { phase.load(ordering: .acquiring) == Phase.open.rawValue }
+
+        /// Throws ``CacheError/Code/closed`` unless the cache is open.
+        func checkOpen() throws(CacheError) {
+            guard isOpen else {
+                throw CacheError(code: .closed, message: "the cache is closed")
+            }
+        }
+
+        /// Starts a transition from `from`.
+        /// - Returns: false when the cache is already in `idle`, where the transition has nothing
+        ///   to do.
+        /// - Throws: ``CacheError/Code/invalidArgument`` when the cache is in another phase.
+        func begin(from: Phase, allowingIdle idle: Phase?, _ what: String) throws(CacheError) -> Bool {
+            let (exchanged, found) = phase.compareExchange(
+                expected: from.rawValue,
+                desired: Phase.changing.rawValue,
+                ordering: .acquiringAndReleasing
+            )
+            if exchanged { return true }
+            if let idle, found == idle.rawValue { return false }
+            let state =
+                switch Phase(rawValue: found) {
+                case .open: "open"
+                case .closed: "closed"
+                default: "changing (another close, reopen or reset is under way)"
+                }
+            throw CacheError(code: .invalidArgument, message: "cannot \(what) a cache that is \(state)")
+        }
+
+        /// Ends the transition in `phase`.
+        func end(_ phase: Phase) {
+            self.phase.store(phase.rawValue, ordering: .releasing)
+        }
+    }
+}

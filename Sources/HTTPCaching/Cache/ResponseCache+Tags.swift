@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import CacheTiers
+import Synchronization
+
+extension ResponseCache {
+    /// Removes every response stored with `tag` (``CachedResponse/tags``), from memory and disk,
+    /// with all variants of their URLs: an offline-first app that changed task 42 drops every
+    /// cached query that may list it.
+    ///
+    /// ```swift
+    /// let hook = WillCache.tagging { _, request in
+    ///     request.path?.hasPrefix("/tasks") == true ? ["tasks"] : []
+    /// }
+    /// // … after a change to a task:
+    /// let dropped = try await cache.invalidate(tag: "tasks")
+    /// ```
+    /// - Parameter tag: the tag; one nothing carries is a no-op.
+    /// - Returns: how many URLs held a response with the tag and were removed (0 for an unknown
+    ///   tag).
+    /// - Throws: ``HTTPCachingError/Code/invalidArgument`` for an empty tag;
+    ///   ``HTTPCachingError/Code/closed`` when the cache is closed; ``HTTPCachingError/Code/storage``
+    ///   with a tier's error.
+    /// - Complexity: O(members of the tag), plus a fixed number of reads of the tag's member lists.
+    @discardableResult
+    public func invalidate(tag: String) async throws(HTTPCachingError) -> Int {
+        var removed = 0
+        for key in try await members(of: tag, forgetting: true) where try await removeRecord(under: CacheKey(key)) {
+            removed += 1
+        }
+        return removed
+    }
+
+    /// Marks every response stored with `tag` stale: each is kept (an offline app can still show
+    /// it), but the next read revalidates it with the origin whatever its freshness lifetime, and
+    /// a result served from it without the origin's confirmation says so (a stale reason). A new
+    /// response or a 304 clears the mark (``CachedResponse/isMarkedStale``).
+    /// - Parameter tag: the tag; one nothing carries is a no-op.
+    /// - Returns: how many stored responses were marked (0 for an unknown tag).
+    /// - Throws: as ``invalidate(tag:)``.
+    /// - Complexity: O(members of the tag): each member is read and written once.
+    @discardableResult
+    public func markStale(tag: String) async throws(HTTPCachingError) -> Int {
+        var marked = 0
+        for key in try await members(of: tag, forgetting: false) {
+            guard let primary = await record(for: CacheKey(key)) else { continue }
+            if primary.response != nil {
+                marked += try await mark(primary, under: CacheKey(key), tag: tag) ? 1 : 0
+            } else if let index = primary.variantIndex {
+                for variant in index.variants {
+                    guard let box = await record(for: CacheKey(variant.key)) else { continue }
+                    marked += try await mark(box, under: CacheKey(variant.key), tag: tag) ? 1 : 0
+                }
+            }
+        }
+        return marked
+    }
+
+    /// Rewrites the response in `box` under `key` marked stale, when it carries `tag`.
+    private func mark(_ box: StoredRecord.Box, under key: CacheKey, tag: String) async throws(HTTPCachingError) -> Bool {
+        guard var response = box.response, response.tags.contains(tag) else { return false }
+        guard !response.isMarkedStale else { return true }
+        response.isMarkedStale = true
+        let entry = StoredRecord.response(response).entry(storedAt: configuration.now())
+        try await HTTPCachingError.storage("marking a response stale") {
+            try await tiers.set(entry, for: key, policy: response.storagePolicy)
+        }
+        return true
+    }
+
+    /// The primary keys recorded for `tag`: this process's memory-only members and the member
+    /// lists kept in the tiers.
+    /// - Parameter forgetting: whether to drop the tag's records (the members are being removed).
+    private func members(of tag: String, forgetting: Bool) async throws(HTTPCachingError) -> [String] {
+        guard !tag.isEmpty else {
+            throw HTTPCachingError(code: .invalidArgument, message: "a tag must not be empty")
+        }
+        guard tiers.isOpen else {
+            throw HTTPCachingError(code: .closed, message: "the cache is closed")
+        }
+        await tagRegistry.lock.lock()
+        defer { tagRegistry.lock.unlock() }
+        var keys = tagRegistry.state.withLock { state in
+            let keys = state.memoryOnly[tag] ?? []
+            if forgetting {
+                state.memoryOnly[tag] = nil
+                state.persisted[tag] = nil
+            }
+            return keys
+        }
+        for bucket in 0..<TagRegistry.bucketCount {
+            let bucketKey = Self.tagBucketKey(tag, bucket)
+            guard let members = await record(for: bucketKey)?.tagMembers else { continue }
+            keys.formUnion(members)
+            if forgetting {
+                _ = try await HTTPCachingError.storage("forgetting a tag") { try await tiers.remove(bucketKey) }
+            }
+        }
+        return keys.sorted()
+    }
+
+    /// Records that the primary `key` holds `response`, with its tags: in this process for a
+    /// memory-only response, in the tiers (a member list per tag and bucket, written after the
+    /// response, so that it is never older than a member) for one that may reach disk.
+    /// - Throws: ``HTTPCachingError/Code/storage`` when a member list cannot be written (the
+    ///   response is then removed: what could not be invalidated by its tag is not kept).
+    func recordTags(of response: CachedResponse, for key: CacheKey) async throws(HTTPCachingError) {
+        guard !response.tags.isEmpty else { return }
+        let persists = response.storagePolicy == .allowed && !tiers.lowerTiers.isEmpty
+        let new = tagRegistry.state.withLock { state in
+            response.tags.filter { tag in
+                if !persists { return state.memoryOnly[tag, default: []].insert(key.string).inserted }
+                return !(state.persisted[tag]?.contains(key.string) ?? false)
+            }
+        }
+        guard persists, !new.isEmpty else { return }
+        await tagRegistry.lock.lock()
+        defer { tagRegistry.lock.unlock() }
+        do throws(HTTPCachingError) {
+            for tag in new.sorted() {
+                let bucketKey = Self.tagBucketKey(tag, TagRegistry.bucket(of: key.string))
+                var members = await record(for: bucketKey)?.tagMembers ?? []
+                if !members.contains(key.string) {
+                    guard members.count < TagRegistry.maximumBucketMembers else {
+                        throw HTTPCachingError(
+                            code: .storage,
+                            message: "the tag \(tag) has too many members to record another"
+                        )
+                    }
+                    members.append(key.string)
+                    let entry = StoredRecord.tagMembers(members).entry(storedAt: configuration.now())
+                    try await HTTPCachingError.storage("recording a tag") {
+                        try await tiers.set(entry, for: bucketKey, policy: .allowed)
+                    }
+                }
+                _ = tagRegistry.state.withLock { $0.persisted[tag, default: []].insert(key.string) }
+            }
+        } catch {
+            _ = try? await removeRecord(under: key)
+            throw error
+        }
+    }
+
+    /// The tier key of one of `tag`'s member lists. It starts with a control character, which
+    /// no request key (an HTTP method token first) can.
+    static func tagBucketKey(_ tag: String, _ bucket: Int) -> CacheKey {
+        CacheKey("\u{1}tag\u{1F}\(bucket)\u{1F}\(tag)")
+    }
+}
+
+/// Which primary keys carry which tags: the members this process knows of, and the lock that
+/// serializes the read-modify-write of the member lists in the tiers.
+final class TagRegistry: Sendable {
+    struct State {
+        /// Memory-only members, which only this process can know of.
+        var memoryOnly: [String: Set<String>] = [:]
+        /// Members known to be in the tiers' member lists (so that storing them again writes
+        /// nothing).
+        var persisted: [String: Set<String>] = [:]
+    }
+
+    /// A tag's members are spread over this many lists, so that adding one rewrites a list of
+    /// 1/64th of them.
+    static let bucketCount = 64
+    /// The most members one list holds (a tag then holds up to 64 × 1,024 URLs); a response that
+    /// would need more is not stored.
+    static let maximumBucketMembers = 1_024
+
+    let state = Mutex(State())
+    let lock = AsyncLock()
+
+    static func bucket(of key: String) -> Int {
+        // FNV-1a: stable across processes, unlike `Hasher`.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return Int(hash % UInt64(bucketCount))
+    }
+
+    /// Forgets what this process knows (the cache was emptied, closed or reset).
+    func forgetAll() {
+        state.withLock { $0 = State() }
+    }
+}
+
+/// A lock that waits without blocking a thread: for read-modify-write sequences that suspend.
+/// First come, first served; a waiting task is not cancellable (the sections it guards are short).
+final class AsyncLock: Sendable {
+    private struct State {
+        var isLocked = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    func lock() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let acquired = state.withLock { state in
+                if !state.isLocked {
+                    state.isLocked = true
+                    return true
+                }
+                state.waiters.append(continuation)
+                return false
+            }
+            if acquired { continuation.resume() }
+        }
+    }
+
+    func unlock() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiters.isEmpty else {
+                state.isLocked = false
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        next?.resume()
+    }
+}
