@@ -239,7 +239,11 @@ extension CachingHTTPClient {
     /// cache, ``CachingClientError/Code/storage`` for the rest.
     static func cacheFailure(_ error: any Error) -> CachingClientError {
         if let error = error as? HTTPCachingError, error.code == .closed {
-            return CachingClientError(code: .closed, message: "the cache is closed: nothing was stored", underlying: error)
+            return CachingClientError(
+                code: .closed,
+                message: "the cache is closed: nothing was stored",
+                underlying: error
+            )
         }
         return CachingClientError(code: .storage, message: "the answer could not be stored", underlying: error)
     }
@@ -326,7 +330,10 @@ extension CachingHTTPClient {
     }
 
     /// The cache error of an answer made while the cache was closed.
-    static let closedCache = CachingClientError(code: .closed, message: "the cache is closed: nothing was read or stored")
+    static let closedCache = CachingClientError(
+        code: .closed,
+        message: "the cache is closed: nothing was read or stored"
+    )
 
     /// Failures a stale answer may stand in for: not reaching the origin, and the origin
     /// failing (5xx, 429). Not a 401 / 403 (the credentials were refused) or another 4xx (the

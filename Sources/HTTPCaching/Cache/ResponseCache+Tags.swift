@@ -57,7 +57,8 @@ extension ResponseCache {
     }
 
     /// Rewrites the response in `box` under `key` marked stale, when it carries `tag`.
-    private func mark(_ box: StoredRecord.Box, under key: CacheKey, tag: String) async throws(HTTPCachingError) -> Bool {
+    private func mark(_ box: StoredRecord.Box, under key: CacheKey, tag: String) async throws(HTTPCachingError) -> Bool
+    {
         guard var response = box.response, response.tags.contains(tag) else { return false }
         guard !response.isMarkedStale else { return true }
         response.isMarkedStale = true

@@ -37,7 +37,9 @@ enum StoredRecord: Sendable {
             }
             var keys: [String] = []
             for _ in 0..<count { keys.append(try reader.readString()) }
-            guard reader.isAtEnd else { throw HTTPCachingError(code: .corruptData, message: "tag members: trailing bytes") }
+            guard reader.isAtEnd else {
+                throw HTTPCachingError(code: .corruptData, message: "tag members: trailing bytes")
+            }
             self = .tagMembers(keys)
         } else {
             self = .response(try CachedResponseCodec.decode(metadata: entry.metadata, body: entry.value))
