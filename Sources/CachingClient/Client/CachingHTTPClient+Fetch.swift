@@ -39,7 +39,7 @@ extension CachingHTTPClient {
             policy ?? configuration.policy,
             freshness ?? configuration.freshness,
             willCache,
-            delegates: delegates(with: delegate)
+            delegates: delegate == nil && !hasDelegate ? [] : delegates(with: delegate)
         )
         guard call.delegates.isEmpty else { return await observedFetch(call) { _ in } }
         let lookup = await lookup(for: call)
@@ -477,8 +477,7 @@ extension CachingHTTPClient {
             isFinal: isFinal,
             error: error
         )
-        result.userInfo = stored.userInfo
-        result.isComplete = stored.isComplete
+        result.describe(stored)
         result.age = Int(min(Double(Int32.max), max(0, age.rounded(.down))))
         return result
     }

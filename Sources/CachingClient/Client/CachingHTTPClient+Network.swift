@@ -322,8 +322,7 @@ extension CachingHTTPClient {
             error: outcome.error
         )
         if let stored = outcome.stored?.stored {
-            result.userInfo = stored.userInfo
-            result.isComplete = stored.isComplete
+            result.describe(stored)
         }
         result.cacheError = outcome.cacheError ?? (step.lookup.isCacheClosed ? Self.closedCache : nil)
         return result

@@ -107,6 +107,8 @@ public final class CachingHTTPClient: Sendable, Service {
     private let wallClock: @Sendable () -> Date
     let backoffTable = Mutex(BackoffTable())
     let exchanges = Atomic<Int>(0)
+    /// Whether the configuration has a delegate (read on every fetch without copying it).
+    let hasDelegate: Bool
 
     /// Creates a client.
     /// - Parameters:
@@ -118,6 +120,7 @@ public final class CachingHTTPClient: Sendable, Service {
         self.cache = cache
         self.configuration = configuration
         self.wallClock = cache.configuration.now
+        self.hasDelegate = configuration.delegate != nil
     }
 
     /// How many requests the client has sent to the transport.

@@ -68,18 +68,35 @@ public struct FetchResult: Sendable {
     public var isFinal: Bool
     /// The network's failure when it was tried and failed, or why it was not tried; nil otherwise.
     /// A stale answer served because the network failed carries it too.
-    public var error: CachingClientError?
+    public var error: CachingClientError? {
+        get { errorBox?.error }
+        set { errorBox = newValue.map(ErrorBox.init) }
+    }
+    /// ``error`` out of line: a result is copied on every answer, and most have none.
+    private var errorBox: ErrorBox?
     /// What went wrong with the cache while the answer was made, beside a good answer:
     /// ``CachingClientError/Code/closed`` (the cache was closed: nothing was read or stored) or
     /// ``CachingClientError/Code/storage`` (the answer could not be stored). Nil otherwise.
-    public var cacheError: CachingClientError?
+    public var cacheError: CachingClientError? {
+        get { cacheErrorBox?.error }
+        set { cacheErrorBox = newValue.map(ErrorBox.init) }
+    }
+    /// ``cacheError`` out of line: it is rare, and a result is copied on every answer.
+    private var cacheErrorBox: ErrorBox?
     /// The userInfo stored with the answer (``HTTPCaching/CachedResponse/userInfo``, after the
     /// hooks and delegates): empty for an answer that was not stored.
-    public var userInfo: [String: UserInfoValue] = [:]
+    public internal(set) var userInfo: [String: UserInfoValue] = [:]
     /// Whether the stored answer is whole (``HTTPCaching/CachedResponse/isComplete``), a fact
     /// apart from freshness: an app marks a first page or a summary incomplete. True for answers
     /// that were not stored.
-    public var isComplete = true
+    public internal(set) var isComplete = true
+
+    /// Takes userInfo and completeness from the stored response the answer came from, or was
+    /// stored as.
+    mutating func describe(_ stored: CachedResponse) {
+        userInfo = stored.userInfo
+        isComplete = stored.isComplete
+    }
 
     /// Creates a result.
     public init(
@@ -101,7 +118,7 @@ public struct FetchResult: Sendable {
         self.validatedAt = validatedAt
         self.expiresAt = expiresAt
         self.isFinal = isFinal
-        self.error = error
+        self.errorBox = error.map(ErrorBox.init)
     }
 
     /// Whether there is an answer (a response and a body, possibly empty).
@@ -124,6 +141,12 @@ public struct FetchResult: Sendable {
         }
         return body
     }
+}
+
+/// An error kept out of line.
+private final class ErrorBox: Sendable {
+    let error: CachingClientError
+    init(_ error: CachingClientError) { self.error = error }
 }
 
 /// How fresh an answer is.

@@ -41,8 +41,7 @@ extension ResponseCache {
         else { return nil }
         let age = facts.currentAge(now: now)
         let lifetime = facts.lifetime(rules)
-        let isMarkedStale = first.response?.isMarkedStale ?? false
-        return (age, lifetime, !facts.directives.noCache && !isMarkedStale && age < lifetime)
+        return (age, lifetime, !facts.directives.noCache && !first.isMarkedStale && age < lifetime)
     }
 
     /// How to answer `request` from this cache at `now`: ``lookup(_:)`` then

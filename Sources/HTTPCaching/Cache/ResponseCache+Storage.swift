@@ -191,7 +191,7 @@ extension ResponseCache {
             if let index = primary?.variantIndex {
                 for variant in index.variants { _ = try? await tiers.remove(CacheKey(variant.key)) }
             }
-            try await recordTags(of: response, for: key)
+            if !response.tags.isEmpty { try await recordTags(of: response, for: key) }
             let box = Self.box(of: entry)
             return (box, box)
         }
@@ -209,7 +209,7 @@ extension ResponseCache {
             try await tiers.set(indexEntry, for: key, policy: index.storagePolicy)
         }
         for variant in forgotten { _ = try? await tiers.remove(CacheKey(variant.key)) }
-        try await recordTags(of: response, for: key)
+        if !response.tags.isEmpty { try await recordTags(of: response, for: key) }
         return (Self.box(of: indexEntry), Self.box(of: variantEntry))
     }
 

@@ -45,7 +45,9 @@ package enum CachedResponseCodec {
         writer.write(cached.fetchedAt.millisecondsSince1970)
         writer.write(UInt8((cached.isComplete ? 0 : 1) | (cached.isMarkedStale ? 2 : 0)))
         writer.write(UInt32(cached.tags.count))
-        for tag in cached.tags.sorted() { writer.write(tag) }
+        if !cached.tags.isEmpty {
+            for tag in cached.tags.sorted() { writer.write(tag) }
+        }
         return writer.bytes
     }
 

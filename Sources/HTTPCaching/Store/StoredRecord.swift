@@ -83,6 +83,8 @@ enum StoredRecord: Sendable {
         /// Whether the record is a response without `Vary`, which answers every request for its
         /// key.
         let answersEveryRequest: Bool
+        /// Whether the response is marked stale (``CachedResponse/isMarkedStale``).
+        let isMarkedStale: Bool
         /// What the decoded record holds beyond the entry's bytes: the head's fields as objects
         /// and strings, the parsed facts, this box (measured: about 1 KiB and twice the
         /// encoded head for a response of six fields; see `MemoryFootprint`).
@@ -96,7 +98,9 @@ enum StoredRecord: Sendable {
                 varyFieldNames = parsed.map(\.varyNames) ?? VaryRule.fieldNames(in: response.response.headerFields)
                 facts = FreshnessFacts(response, directives: parsed?.directives)
                 answersEveryRequest = varyFieldNames?.isEmpty == true
+                isMarkedStale = response.isMarkedStale
             } else {
+                isMarkedStale = false
                 response = nil
                 varyFieldNames = []
                 facts = nil
