@@ -10,7 +10,7 @@ public import Foundation
 #endif
 
 /// A decoded answer: the app's value with where it came from and how fresh it is.
-public struct Decoded<Value: Sendable>: Sendable {
+public struct FetchedValue<Value: Sendable>: Sendable {
     /// The decoded body.
     public var value: Value
     /// The answer it was decoded from (its body included).
@@ -40,11 +40,11 @@ extension CachingHTTPClient {
         policy: CachePolicy? = nil,
         freshness: FreshnessClass? = nil,
         decode: (Value.Type, Data) throws -> Value = { try JSONDecoder().decode($0, from: $1) }
-    ) async throws(CachingClientError) -> Decoded<Value> {
+    ) async throws(CachingClientError) -> FetchedValue<Value> {
         let result = await fetch(request, policy: policy, freshness: freshness)
         let body = try result.requireBody()
         do {
-            return Decoded(value: try decode(type, Data(body)), result: result)
+            return FetchedValue(value: try decode(type, Data(body)), result: result)
         } catch {
             throw CachingClientError(
                 code: .parse,

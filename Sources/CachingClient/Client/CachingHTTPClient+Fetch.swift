@@ -72,7 +72,7 @@ extension CachingHTTPClient {
         freshness: FreshnessClass? = nil,
         willCache: WillCache? = nil,
         delegate: (any CachingHTTPClientDelegate)? = nil
-    ) -> FetchResults {
+    ) -> some AsyncSequence<FetchResult, Never> & Sendable {
         let call = Call(
             request,
             body,
@@ -81,7 +81,7 @@ extension CachingHTTPClient {
             willCache,
             delegates: delegates(with: delegate)
         )
-        return FetchResults(client: self, call: call)
+        return FetchResultSequence(client: self, call: call)
     }
 
     /// Fetches `request` under `policy`, yielding its lifecycle: ``FetchEvent/started``,

@@ -23,8 +23,8 @@ public import Foundation
 /// ```
 ///
 /// - Every answer is a ``FetchResult``: response and body, source, freshness, times, the network
-///   error. ``fetch(_:body:policy:freshness:willCache:)`` returns the final one;
-///   ``results(for:body:policy:freshness:willCache:)`` also yields an answer from the cache first
+///   error. ``fetch(_:body:policy:freshness:willCache:delegate:)`` returns the final one;
+///   ``results(for:body:policy:freshness:willCache:delegate:)`` also yields an answer from the cache first
 ///   under ``CachePolicy/staleWhileRevalidate``.
 /// - Concurrent identical `GET` / `HEAD` requests make one network request (single-flight); a
 ///   caller that is cancelled stops waiting without cancelling the others.

@@ -65,7 +65,7 @@ public struct FetchContext: Sendable {
     public var freshness: FreshnessClass
 }
 
-/// One step of a request's lifecycle, as ``CachingHTTPClient/events(for:body:policy:freshness:delegate:)``
+/// One step of a request's lifecycle, as ``CachingHTTPClient/events(for:body:policy:freshness:willCache:delegate:)``
 /// yields it and ``CachingHTTPClientDelegate/fetch(_:didEmit:)`` hears it.
 ///
 /// Every request emits ``started``, then ``cacheResponse`` (always), then — when it asked the

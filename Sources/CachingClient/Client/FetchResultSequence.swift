@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// The answers to one request, the last one final: what
-/// ``CachingHTTPClient/results(for:body:policy:freshness:willCache:)`` returns.
+/// `CachingHTTPClient.results(for:…)` returns.
 ///
 /// Iterating does the work: the cache lookup on the first `next()`, the network on the one that
 /// needs it. Iterate it once.
-public struct FetchResults: AsyncSequence, Sendable {
-    public typealias Element = FetchResult
-    public typealias Failure = Never
+struct FetchResultSequence: AsyncSequence, Sendable {
+    typealias Element = FetchResult
+    typealias Failure = Never
 
     let client: CachingHTTPClient
     let call: Call
 
-    public func makeAsyncIterator() -> Iterator {
+    func makeAsyncIterator() -> Iterator {
         Iterator(client: client, call: call)
     }
 
     /// The iterator.
-    public struct Iterator: AsyncIteratorProtocol {
+    struct Iterator: AsyncIteratorProtocol {
         private enum State {
             case start(CachingHTTPClient, Call)
             case network(CachingHTTPClient, Call, NetworkStep)
@@ -30,7 +30,7 @@ public struct FetchResults: AsyncSequence, Sendable {
         }
 
         /// The next answer, or nil after the final one.
-        public mutating func next() async -> FetchResult? {
+        mutating func next() async -> FetchResult? {
             switch state {
             case .done:
                 return nil
