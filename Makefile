@@ -1,7 +1,8 @@
 # LayeredCache — build, test, benchmark.
 #   make test    installs liblz4 if missing, builds with warnings as errors, runs every test
 #   make bench   installs liblz4 if missing, runs the benchmark suite in release mode
-#   make lint    swift format lint --strict over Sources, Tests, Benchmarks
+#   make lint    swift format lint --strict over Sources, Tests, Benchmarks, and a check that the
+#                documentation's examples are extracted (make snippets; make test compiles them)
 #   make format  rewrites those files in the house format
 
 SWIFT ?= swift
@@ -9,7 +10,7 @@ STRICT := -Xswiftc -warnings-as-errors
 FORMAT_PATHS := Sources Tests Benchmarks
 BENCH_ARGS ?=
 
-.PHONY: all deps test build bench lint format clean
+.PHONY: all deps test build bench lint format snippets clean
 
 all: test
 
@@ -45,6 +46,11 @@ bench: deps
 
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)
+	python3 scripts/snippets.py --check
+
+# Extracts every ```swift block of README.md and docs/*.md into Tests/DocSnippetsTests.
+snippets:
+	python3 scripts/snippets.py
 
 format:
 	$(SWIFT) format format --in-place --recursive $(FORMAT_PATHS)

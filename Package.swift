@@ -192,6 +192,16 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Every Swift example in README.md and docs/*.md, extracted by scripts/snippets.py: it
+        // compiles with the tests, so an example cannot drift from the API.
+        .testTarget(
+            name: "DocSnippetsTests",
+            dependencies: [
+                "CacheTiers", "HTTPCaching", "CachingClient", "AsyncHTTPClientTransport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
