@@ -21,6 +21,28 @@ import Testing
         return configuration
     }
 
+    /// A directory written by a newer release (a segment of a newer format version) is refused with
+    /// a clear error, and not a byte of it changes: never misread, never "repaired".
+    @Test func aNewerFormatIsRefusedAndLeftAsItWas() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let configuration = try fill(directory)
+        let cache = directory.appending("cache")
+        let segment = try #require(directory.files(in: "cache").filter { $0.hasPrefix("segment-") }.sorted().last)
+        var bytes = try FileSurgery.read(cache + "/" + segment)
+        bytes[4] = 2
+        try FileSurgery.write(bytes, to: cache + "/" + segment)
+        let before = try directory.files(in: "cache").sorted().map { try FileSurgery.read(cache + "/" + $0) }
+        #expect {
+            _ = try DiskStore(configuration: configuration)
+        } throws: { error in
+            (error as? CacheError)?.code == .unsupportedFormat
+                && "\(error)".contains("format version 2")
+        }
+        let after = try directory.files(in: "cache").sorted().map { try FileSurgery.read(cache + "/" + $0) }
+        #expect(before == after)
+    }
+
     /// Random byte flips inside segment files: the entries hit read as misses, every other entry
     /// is intact, and nothing returns wrong bytes. Checked with the snapshot (reads verify) and
     /// without it (replay skips the damaged region and keeps what follows).

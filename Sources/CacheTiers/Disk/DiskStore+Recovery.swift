@@ -29,6 +29,7 @@ extension DiskStore {
             order.append(sequence)
             index.addSegment(handle)
             segments[sequence]?.size = Int(try file.size())
+            try checkFormatVersion(of: file, sequence: sequence)
         }
 
         var replayFrom: (sequence: UInt32, offset: Int)? = order.first.map { ($0, Self.segmentHeaderSize) }
@@ -152,11 +153,27 @@ extension DiskStore {
         return false
     }
 
+    /// Refuses a segment written in a newer format than this version reads, before anything is
+    /// replayed or cut: a directory from a newer release is never misread, nor "repaired" into
+    /// data loss. A header that is not ours (a torn create) is left to replay, which restarts it.
+    private func checkFormatVersion(of file: CacheFile, sequence: UInt32) throws {
+        guard let header = try file.read(count: 8, at: 0), header.count == 8 else { return }
+        let magic = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+        let version = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) }
+        guard magic == Self.segmentMagic, version > Self.segmentFormatVersion else { return }
+        throw CacheError(
+            code: .unsupportedFormat,
+            message: "segment \(sequence) is in format version \(version), and this version of LayeredCache reads "
+                + "version \(Self.segmentFormatVersion): open the directory with a newer release, or reset it "
+                + "(DiskTier.reset) to start again"
+        )
+    }
+
     private func rewriteSegmentHeader(_ segment: Segment) throws {
         var header = [UInt8](repeating: 0, count: Self.segmentHeaderSize)
         header.withUnsafeMutableBytes { bytes in
             bytes.storeBytes(of: Self.segmentMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
-            bytes.storeBytes(of: UInt32(1).littleEndian, toByteOffset: 4, as: UInt32.self)
+            bytes.storeBytes(of: Self.segmentFormatVersion.littleEndian, toByteOffset: 4, as: UInt32.self)
             bytes.storeBytes(of: segment.sequence.littleEndian, toByteOffset: 8, as: UInt32.self)
         }
         try header.withUnsafeBytes { try segment.file.write($0, at: 0) }

@@ -61,7 +61,7 @@ extension DiskStore {
         var header = [UInt8](repeating: 0, count: Self.segmentHeaderSize)
         header.withUnsafeMutableBytes { bytes in
             bytes.storeBytes(of: Self.segmentMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
-            bytes.storeBytes(of: UInt32(1).littleEndian, toByteOffset: 4, as: UInt32.self)
+            bytes.storeBytes(of: Self.segmentFormatVersion.littleEndian, toByteOffset: 4, as: UInt32.self)
             bytes.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt32.self)
         }
         do {

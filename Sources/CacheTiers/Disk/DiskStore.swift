@@ -60,6 +60,8 @@ package final class DiskStore {
     /// The fixed header at the start of every segment file: magic "LCSG", format version, sequence.
     package static let segmentHeaderSize = 16
     package static let segmentMagic: UInt32 = 0x4753_434C  // "LCSG" in file order
+    /// The segment format this version writes and the newest it reads (docs/disk-format.md).
+    package static let segmentFormatVersion: UInt32 = 1
 
     package let configuration: DiskTier.Configuration
     package let directory: CacheDirectory
