@@ -10,8 +10,8 @@ import Foundation
 import HTTPCaching
 import HTTPTypes
 
-// README.md:56
-func README_line56() async throws {
+// README.md:78
+func README_line78() async throws {
 
     // A memory tier over a crash-safe, compressed disk tier.
     let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp", capacityBytes: 1 << 30))
@@ -31,8 +31,8 @@ func README_line56() async throws {
     _ = cache
 }
 
-// README.md:77
-func README_line77() async throws {
+// README.md:99
+func README_line99() async throws {
 
     let responses = try ResponseCache(
         configuration: .init(
@@ -61,8 +61,8 @@ func README_line77() async throws {
     _ = decision
 }
 
-// README.md:106
-func README_line106() async throws {
+// README.md:128
+func README_line128() async throws {
 
     let client = CachingHTTPClient(transport: HTTPClientTransport(), cache: responses)
     let result = await client.fetch(request, policy: .cacheFirst, freshness: .interactive)
@@ -72,8 +72,8 @@ func README_line106() async throws {
     _ = result
 }
 
-// README.md:119
-func README_line119() async throws {
+// README.md:141
+func README_line141() async throws {
     struct SessionDelegate: CachingHTTPClientDelegate {
         let vault: Vault  // an actor
         func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
