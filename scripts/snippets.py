@@ -92,9 +92,19 @@ def generate():
     return "\n\n".join(parts) + "\n"
 
 
+def unlisted_documents():
+    """The documents in docs/ that docs/README.md does not link to."""
+    index = (ROOT / "docs" / "README.md").read_text()
+    return [p.name for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "README.md" and f"({p.name})" not in index]
+
+
 def main():
     text = generate()
     if "--check" in sys.argv:
+        unlisted = unlisted_documents()
+        if unlisted:
+            print(f"error: docs/README.md does not list {', '.join(unlisted)}", file=sys.stderr)
+            return 1
         if not OUTPUT.exists() or OUTPUT.read_text() != text:
             print(f"error: {OUTPUT.relative_to(ROOT)} is out of date; run scripts/snippets.py", file=sys.stderr)
             return 1

@@ -18,12 +18,7 @@ import Foundation
 func placeholder<T>() -> T { fatalError("the documentation's examples are compiled, not run") }
 
 let request = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/v1/items")
-let response = HTTPResponse(status: .ok)
-let body: [UInt8] = []
-let json: [UInt8] = Array(#"{"id":42}"#.utf8)
-let entry = CacheEntry(value: json, storedAt: Date())
-let sent = Date()
-let received = Date()
+
 let path = "/var/cache/myapp"
 let keyFromKeychain: [UInt8] = Array(repeating: 7, count: 32)
 let newKey: EncryptionKey = placeholder()

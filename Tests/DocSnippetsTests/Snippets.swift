@@ -17,22 +17,24 @@ func README_line78() async throws {
     let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp", capacityBytes: 1 << 30))
     let cache = TieredCache(memory: MemoryTier(configuration: .init(capacityBytes: 64 << 20)), disk: disk)
 
-    try await cache.set(CacheEntry(value: Array(json), metadata: [], storedAt: .now), for: "users/42")
+    let json = Array(#"{"id":42,"name":"Ada"}"#.utf8)
+    try await cache.set(CacheEntry(value: json, storedAt: .now), for: "users/42")
     if let hit = await cache.entry(for: "users/42") {
         print(hit.value.count, hit.storedAt)
     }
     // Memory only (a response with credentials, say), or not at all:
-    try await cache.set(entry, for: "me", policy: .allowedInMemoryOnly)
+    try await cache.set(CacheEntry(value: json, storedAt: .now), for: "me", policy: .allowedInMemoryOnly)
 
     // Snapshots and compaction run in the background while the app runs the service
     // (ServiceLifecycle), and a last snapshot is written on shutdown.
     try await cache.run()
     _ = disk
     _ = cache
+    _ = json
 }
 
-// README.md:99
-func README_line99() async throws {
+// README.md:100
+func README_line100() async throws {
 
     let responses = try ResponseCache(
         configuration: .init(
@@ -51,6 +53,11 @@ func README_line99() async throws {
     case .revalidate: print("send", decision.request!)  // with If-None-Match / If-Modified-Since
     default: break
     }
+    // What the origin answered (from your HTTP client), and when the exchange happened:
+    let sent = Date()
+    let response = HTTPResponse(status: .ok, headerFields: [.cacheControl: "max-age=60", .eTag: "\"v7\""])
+    let body = Array(#"[{"id":1}]"#.utf8)
+    let received = Date()
     try await responses.storeCachedResponse(
         CachedResponse(response: response, body: body, requestTime: sent, responseTime: received),
         for: lookup
@@ -59,10 +66,14 @@ func README_line99() async throws {
     _ = request
     _ = lookup
     _ = decision
+    _ = sent
+    _ = response
+    _ = body
+    _ = received
 }
 
-// README.md:128
-func README_line128() async throws {
+// README.md:134
+func README_line134() async throws {
 
     let client = CachingHTTPClient(transport: HTTPClientTransport(), cache: responses)
     let result = await client.fetch(request, policy: .cacheFirst, freshness: .interactive)
@@ -72,8 +83,8 @@ func README_line128() async throws {
     _ = result
 }
 
-// README.md:141
-func README_line141() async throws {
+// README.md:147
+func README_line147() async throws {
     struct SessionDelegate: CachingHTTPClientDelegate {
         let vault: Vault  // an actor
         func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
