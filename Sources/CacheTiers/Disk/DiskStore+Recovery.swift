@@ -159,7 +159,9 @@ extension DiskStore {
     private func checkFormatVersion(of file: CacheFile, sequence: UInt32) throws {
         guard let header = try file.read(count: 8, at: 0), header.count == 8 else { return }
         let magic = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
-        let version = header.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) }
+        let version = header.withUnsafeBytes {
+            UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+        }
         guard magic == Self.segmentMagic, version > Self.segmentFormatVersion else { return }
         throw CacheError(
             code: .unsupportedFormat,
