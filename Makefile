@@ -3,13 +3,15 @@
 #   make bench   installs liblz4 if missing, runs the benchmark suite in release mode
 #   make lint    swift format lint --strict over Sources, Tests, Benchmarks
 #   make format  rewrites those files in the house format
+#   make docs    builds the DocC documentation of every library product, warnings as errors
+#   make examples builds and tests the example app in Examples/ (its own package)
 
 SWIFT ?= swift
 STRICT := -Xswiftc -warnings-as-errors
 FORMAT_PATHS := Sources Tests Benchmarks
 BENCH_ARGS ?=
 
-.PHONY: all deps test build bench lint format clean
+.PHONY: all deps test build bench lint format clean docs examples
 
 all: test
 
@@ -48,6 +50,22 @@ lint:
 
 format:
 	$(SWIFT) format format --in-place --recursive $(FORMAT_PATHS)
+
+# DocC through swift-docc-plugin, with the same compiler flags as `make test` so that the symbol
+# graphs come from the build that is already there. DOCS_TARGETS=X builds one.
+DOCS_TARGETS ?= HummingbirdLayeredCache CacheTiers HTTPCaching CachingClient AsyncHTTPClientTransport
+DOCS_OUTPUT := .build/docs
+docs: deps
+	@for target in $(DOCS_TARGETS); do \
+		echo "==> documentation for $$target"; \
+		$(SWIFT) package $(STRICT) --allow-writing-to-directory $(DOCS_OUTPUT) generate-documentation \
+			--target $$target --warnings-as-errors --disable-indexing --transform-for-static-hosting \
+			--output-path $(DOCS_OUTPUT)/$$target || exit 1; \
+	done
+
+# The example app is its own package that builds against this one by path.
+examples: deps
+	cd Examples/HummingbirdApp && $(SWIFT) build --build-tests $(STRICT) && $(SWIFT) test --skip-build
 
 clean:
 	rm -rf .build

@@ -63,6 +63,14 @@ public struct FetchContext: Sendable {
     public var policy: CachePolicy
     /// Its freshness class.
     public var freshness: FreshnessClass
+
+    /// A context for `request`; a caller that is not the client (a server middleware) builds one
+    /// to run the same delegates.
+    package init(request: HTTPRequest, policy: CachePolicy, freshness: FreshnessClass) {
+        self.request = request
+        self.policy = policy
+        self.freshness = freshness
+    }
 }
 
 /// One step of a request's lifecycle, as ``CachingHTTPClient/events(for:body:policy:freshness:delegate:)``
