@@ -8,7 +8,7 @@
 
 SWIFT ?= swift
 STRICT := -Xswiftc -warnings-as-errors
-FORMAT_PATHS := Sources Tests Benchmarks
+FORMAT_PATHS := Sources Tests Benchmarks Examples
 BENCH_ARGS ?=
 
 .PHONY: all deps test build bench lint format clean docs examples
@@ -56,6 +56,7 @@ format:
 DOCS_TARGETS ?= HummingbirdLayeredCache CacheTiers HTTPCaching CachingClient AsyncHTTPClientTransport
 DOCS_OUTPUT := .build/docs
 docs: deps
+	@mkdir -p $(DOCS_OUTPUT)
 	@for target in $(DOCS_TARGETS); do \
 		echo "==> documentation for $$target"; \
 		$(SWIFT) package $(STRICT) --allow-writing-to-directory $(DOCS_OUTPUT) generate-documentation \
@@ -63,9 +64,13 @@ docs: deps
 			--output-path $(DOCS_OUTPUT)/$$target || exit 1; \
 	done
 
-# The example app is its own package that builds against this one by path.
+# The example app is its own package that builds against this one by path. It shares this
+# package's build folder, so that only the example's own modules are compiled (no second copy of
+# every dependency); `cd Examples/HummingbirdApp && swift build` works on its own as well.
+EXAMPLE := --package-path Examples/HummingbirdApp --scratch-path .build
 examples: deps
-	cd Examples/HummingbirdApp && $(SWIFT) build --build-tests $(STRICT) && $(SWIFT) test --skip-build
+	$(SWIFT) build $(EXAMPLE) --build-tests $(STRICT)
+	$(SWIFT) test $(EXAMPLE) --skip-build
 
 clean:
 	rm -rf .build
