@@ -22,10 +22,9 @@ enum ReleaseRun {
         // The package root: two levels above this file (Benchmarks/ReleaseRun.swift).
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().path
         let arguments = Array(CommandLine.arguments.dropFirst())
-        print(
-            "This is a debug build, whose figures mean nothing: building and running swift run -c release Benchmarks."
-        )
-        FileHandle.standardOutput.synchronizeFile()
+        // Written at once (not through print's buffer), so that it comes before the child's output.
+        let line = "This is a debug build, whose figures mean nothing: running swift run -c release Benchmarks.\n"
+        FileHandle.standardOutput.write(Data(line.utf8))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["swift", "run", "--package-path", packageRoot, "-c", "release", "Benchmarks"] + arguments

@@ -73,11 +73,11 @@ public struct FetchContext: Sendable {
     }
 }
 
-/// One step of a request's lifecycle, as ``CachingHTTPClient/events(for:body:policy:freshness:delegate:)``
+/// One step of a request's lifecycle, as `events(for:body:policy:freshness:delegate:)`
 /// yields it and ``CachingHTTPClientDelegate/fetch(_:didEmit:)`` hears it.
 ///
-/// Every request emits ``started``, then ``cacheResponse`` (always), then — when it asked the
-/// network in the foreground — ``serverResponse`` or ``failed``, then ``finished``:
+/// Every request emits `started`, then `cacheResponse` (always), then — when it asked the
+/// network in the foreground — `serverResponse` or `failed`, then `finished`:
 ///
 /// | mode (policy) | events |
 /// |---|---|
@@ -85,7 +85,7 @@ public struct FetchContext: Sendable {
 /// | passive (``CachePolicy/cacheOnly``) | started, cacheResponse, finished (= the cached answer, or missing) |
 /// | other policies | started, cacheResponse, [serverResponse or failed when the network was asked], finished |
 ///
-/// A closed cache: the active mode still asks the server (``cacheResponse`` carries "nothing
+/// A closed cache: the active mode still asks the server (`cacheResponse` carries "nothing
 /// cached" with the ``CachingClientError/Code/closed`` error; nothing is stored, and the final
 /// answer's ``FetchResult/cacheError`` says so); the passive mode finishes with the closed error.
 public enum FetchEvent: Sendable {

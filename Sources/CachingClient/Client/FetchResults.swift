@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// The answers to one request, the last one final: what
-/// ``CachingHTTPClient/results(for:body:policy:freshness:willCache:)`` returns.
+/// `results(for:body:policy:freshness:willCache:)` returns.
 ///
 /// Iterating does the work: the cache lookup on the first `next()`, the network on the one that
 /// needs it. Iterate it once.
