@@ -222,6 +222,10 @@ package.targets.append(contentsOf: [
         ]
     ),
 ])
+// cache-tool silences the disk tier's log, which defaults to the task-local logger.
+for target in package.targets where target.name == "cache-tool" {
+    target.dependencies.append(.product(name: "Logging", package: "swift-log"))
+}
 // The benchmarks measure the middleware against a handler alone.
 for target in package.targets where target.name == "Benchmarks" {
     target.dependencies += [
