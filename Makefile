@@ -4,13 +4,15 @@
 #   make lint    swift format lint --strict over Sources, Tests, Benchmarks, and a check that the
 #                documentation's examples are extracted (make snippets; make test compiles them)
 #   make format  rewrites those files in the house format
+#   make docs    builds the DocC documentation of every library product, warnings as errors
+#   make examples builds and tests the example app in Examples/ (its own package)
 
 SWIFT ?= swift
 STRICT := -Xswiftc -warnings-as-errors
-FORMAT_PATHS := Sources Tests Benchmarks
+FORMAT_PATHS := Sources Tests Benchmarks Examples
 BENCH_ARGS ?=
 
-.PHONY: all deps test build bench lint format snippets clean
+.PHONY: all deps test build bench lint format snippets clean docs examples
 
 all: test
 
@@ -54,6 +56,27 @@ snippets:
 
 format:
 	$(SWIFT) format format --in-place --recursive $(FORMAT_PATHS)
+
+# DocC through swift-docc-plugin, with the same compiler flags as `make test` so that the symbol
+# graphs come from the build that is already there. DOCS_TARGETS=X builds one.
+DOCS_TARGETS ?= HummingbirdLayeredCache CacheTiers HTTPCaching CachingClient AsyncHTTPClientTransport
+DOCS_OUTPUT := .build/docs
+docs: deps
+	@mkdir -p $(DOCS_OUTPUT)
+	@for target in $(DOCS_TARGETS); do \
+		echo "==> documentation for $$target"; \
+		$(SWIFT) package $(STRICT) --allow-writing-to-directory $(DOCS_OUTPUT) generate-documentation \
+			--target $$target --warnings-as-errors --disable-indexing --transform-for-static-hosting \
+			--output-path $(DOCS_OUTPUT)/$$target || exit 1; \
+	done
+
+# The example app is its own package that builds against this one by path. It shares this
+# package's build folder, so that only the example's own modules are compiled (no second copy of
+# every dependency); `cd Examples/HummingbirdApp && swift build` works on its own as well.
+EXAMPLE := --package-path Examples/HummingbirdApp --scratch-path .build
+examples: deps
+	$(SWIFT) build $(EXAMPLE) --build-tests $(STRICT)
+	$(SWIFT) test $(EXAMPLE) --skip-build
 
 clean:
 	rm -rf .build

@@ -16,7 +16,7 @@ struct BenchmarksMain: AsyncParsableCommand {
     @Option(
         help: """
             Run the suites whose name contains this (codec, memory, disk, values, mixed, concurrency, \
-            footprint, response, client, encryption, trace), or else the workloads whose name contains it.
+            footprint, response, client, encryption, trace, middleware), or else the workloads whose name contains it.
             """
     )
     var filter: String?
@@ -50,10 +50,8 @@ struct BenchmarksMain: AsyncParsableCommand {
     func run() async throws {
         #if DEBUG
         guard allowDebug else {
-            throw ValidationError(
-                "this is a debug build, whose figures mean nothing. Run: swift run -c release Benchmarks "
-                    + "(or pass --allow-debug)"
-            )
+            // `swift run Benchmarks` builds for debugging: say so, and run the release build instead.
+            throw ExitCode(try ReleaseRun.replaceDebugRun())
         }
         print("WARNING: DEBUG BUILD. THESE FIGURES MEAN NOTHING. Run: swift run -c release Benchmarks")
         #endif
@@ -71,6 +69,7 @@ struct BenchmarksMain: AsyncParsableCommand {
             ("client", { try await CachingClientBenchmarks.run(quick: $0) + ClientMissBenchmarks.run(quick: $0) }),
             ("encryption", EncryptionBenchmarks.run),
             ("trace", { [trace] in try await TraceBenchmarks.run(quick: $0, path: trace) }),
+            ("middleware", MiddlewareBenchmarks.run),
         ]
         // A filter naming suites runs only those; any other filter runs every suite and keeps the
         // rows whose workload contains it.

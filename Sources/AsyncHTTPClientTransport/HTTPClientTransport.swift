@@ -15,19 +15,19 @@ import Musl
 import Darwin
 #endif
 
-/// An ``CachingClient/HTTPTransport`` over swift-server's AsyncHTTPClient.
+/// An `HTTPTransport` over swift-server's AsyncHTTPClient.
 ///
 /// It sends each request with `HTTPClient.execute(_:timeout:)`, collects the body up to
 /// ``maximumBodyBytes``, and classifies failures: refused connections and name-resolution
-/// failures are ``CachingClient/CachingClientError/Code/noConnection``, connect / read / write /
-/// deadline timeouts are ``CachingClient/CachingClientError/Code/timeout``, anything else is
-/// ``CachingClient/CachingClientError/Code/network``.
+/// failures are `noConnection`, connect / read / write /
+/// deadline timeouts are `timeout`, anything else is
+/// `network`.
 ///
 /// The `HTTPClient` is the app's: the transport neither starts nor shuts it down. Configure it
 /// not to follow redirects if the cache should see them (`redirectConfiguration: .disallow`),
 /// and, for offline-first reads, not to retry a refused connection until the deadline
 /// (`connectionPool.retryConnectionEstablishment = false`): then an origin that is down answers
-/// ``CachingClient/CachingClientError/Code/noConnection`` at once and the stale fallback is
+/// `noConnection` at once and the stale fallback is
 /// immediate.
 public struct HTTPClientTransport: HTTPTransport {
     /// The client requests go through.
@@ -55,7 +55,7 @@ public struct HTTPClientTransport: HTTPTransport {
 
     /// Sends `request` and collects the whole answer within `timeout`: the deadline covers the
     /// head and the body, so an origin that sends its head and then stalls fails with
-    /// ``CachingClient/CachingClientError/Code/timeout`` when the time is up (and the connection is
+    /// `timeout` when the time is up (and the connection is
     /// closed), instead of holding the caller — and every caller waiting on the same flight.
     public func send(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration) async throws -> HTTPTransportResponse {
         guard let scheme = request.scheme, let authority = request.authority else {

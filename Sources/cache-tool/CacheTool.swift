@@ -3,6 +3,7 @@
 import ArgumentParser
 import CacheTiers
 import Foundation
+import Logging
 
 /// `cache-tool`: inspect and maintain a LayeredCache disk directory.
 @main
@@ -85,6 +86,9 @@ struct StoreOptions: ParsableArguments {
             directory: directory,
             capacityBytes: capacity,
             fsync: try fsyncPolicy(),
+            // The tool reports failures itself, through its errors and exit status; the tier's log
+            // (which defaults to the task-local logger) would only repeat them on standard error.
+            logger: Logger(label: "cache-tool", factory: { _ in SwiftLogNoOpLogHandler() }),
             encryption: try keys.encryption()
         )
     }

@@ -2,7 +2,7 @@
 
 /// A cache key: a string, hashed once to a stable 64-bit digest.
 ///
-/// Both tiers index entries by ``digest`` and keep the full key beside it, so that two keys with
+/// Both tiers index entries by `digest` and keep the full key beside it, so that two keys with
 /// the same digest can never return each other's bytes: a digest collision makes one of them a
 /// miss, never a wrong answer. The digest is stable across processes and machines, because the
 /// disk tier writes it into its index snapshot.

@@ -20,9 +20,9 @@ public import Foundation
 ///
 /// Reads do not queue behind writes or behind each other: ``entry(for:)`` is `nonisolated`, one
 /// short critical section on one stripe of the index and one positional read with no lock held
-/// (see ``DiskReader``). Appends, maintenance and the tier's lifecycle are what the actor
+/// (see `DiskReader`). Appends, maintenance and the tier's lifecycle are what the actor
 /// serializes; retiring or compacting a segment is safe against reads in flight, which read the
-/// bytes they looked up or miss (see ``SegmentHandle``).
+/// bytes they looked up or miss (see `SegmentHandle`).
 ///
 /// Run ``run()`` (it is a ServiceLifecycle `Service`) to write index snapshots and compact from time
 /// to time; cancel it, or shut the service group down gracefully, and it writes a last snapshot.

@@ -69,7 +69,9 @@ extension DiskTier {
         /// How often the maintenance loop in ``DiskTier/run()`` writes an index snapshot and compacts.
         /// Default 60 seconds.
         public var maintenanceInterval: Duration
-        /// Where the tier logs recoveries, corrupt records and I/O errors. Default: discards.
+        /// Where the tier logs recoveries, corrupt records and I/O errors. Default: `Logger.current`,
+        /// the task-local logger the app binds with `withLogger` (swift-log 1.16), read when the
+        /// configuration is made.
         public var logger: Logger
         /// The wall clock that stamps entries. Default `Date()`; tests pass their own.
         public var now: @Sendable () -> Date
@@ -91,7 +93,7 @@ extension DiskTier {
             fsync: FsyncPolicy = .onRotation,
             compactionThreshold: Double = 0.5,
             maintenanceInterval: Duration = .seconds(60),
-            logger: Logger = Logger(label: "LayeredCache.DiskTier", factory: { _ in SwiftLogNoOpLogHandler() }),
+            logger: Logger = Logger.current,
             now: @escaping @Sendable () -> Date = { Date() },
             metricsFactory: (any MetricsFactory)? = nil,
             encryption: DiskEncryption? = nil

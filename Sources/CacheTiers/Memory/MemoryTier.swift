@@ -35,13 +35,13 @@ public import Foundation
 /// or straight into the main queue when its digest is still a ghost (it left the small queue
 /// recently without being read twice there, so it is being read again soon: the ghost queue
 /// detects exactly the keys whose reuse distance is a little longer than the small queue's). A
-/// promotion never overwrites a newer write (see ``promote(_:for:ifUnchangedSince:)``). So a key
+/// promotion never overwrites a newer write (see `promote(_:for:ifUnchangedSince:)`). So a key
 /// read often lives in memory's main queue, a key read now and then lives on disk and visits
 /// memory, and a key read once passes through memory's small queue and a disk segment and is
 /// forgotten by both. Hits served by memory do not reach the disk tier, so a key read only from
 /// memory earns no second chance on disk: when its segment retires, memory alone holds it.
 ///
-/// An entry costs ``CacheEntry/cost(keyByteCount:)`` bytes: its key, value and metadata bytes, a
+/// An entry costs `cost(keyByteCount:)` bytes: its key, value and metadata bytes, a
 /// fixed overhead, and what its ``CacheEntry/attachment`` reports holding
 /// (``CacheAttachment/memoryCost``), so that decoded copies count against the budget too. An
 /// entry costing more than `admissionFraction` of the whole tier's
@@ -63,7 +63,7 @@ public import Foundation
 public final class MemoryTier: Sendable {
     /// How a memory tier is sized and split.
     public struct Configuration: Sendable {
-        /// The most bytes the tier holds, counted by ``CacheEntry/cost(keyByteCount:)``. Defaults
+        /// The most bytes the tier holds, counted by `cost(keyByteCount:)`. Defaults
         /// to 64 MiB; 0 stores nothing, a valid "no cache". Must not be negative.
         public var capacityBytes: Int
         /// The most entries the tier holds. Defaults to 100,000; 0 stores nothing. Must not be
@@ -103,7 +103,7 @@ public final class MemoryTier: Sendable {
 
     /// What a tier holds.
     public struct Usage: Sendable, Hashable {
-        /// The bytes held, counted by ``CacheEntry/cost(keyByteCount:)``.
+        /// The bytes held, counted by `cost(keyByteCount:)`.
         public var bytes: Int
         /// The number of entries held.
         public var entryCount: Int
@@ -236,7 +236,7 @@ public final class MemoryTier: Sendable {
     }
 
     /// The entry for `key`, as ``entry(for:)``; on a miss, the token that
-    /// ``promote(_:for:ifUnchangedSince:)`` needs.
+    /// `promote(_:for:ifUnchangedSince:)` needs.
     /// - Complexity: O(1) on average.
     func lookup(_ key: CacheKey) -> MemoryLookup {
         let lookup = withShard(for: key) { $0.lookup(key) }

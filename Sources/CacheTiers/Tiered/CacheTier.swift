@@ -38,7 +38,7 @@ public protocol CacheTier: Sendable {
 
 /// How much a tier holds.
 public struct CacheUsage: Hashable, Sendable {
-    /// The bytes held, as the tier counts them (the memory tier: ``CacheEntry/cost(keyByteCount:)``;
+    /// The bytes held, as the tier counts them (the memory tier: `CacheEntry.cost(keyByteCount:)`;
     /// the disk tier: every byte of its files).
     public var bytes: Int
     /// The number of entries held.

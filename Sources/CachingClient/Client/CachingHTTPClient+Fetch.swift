@@ -85,14 +85,14 @@ extension CachingHTTPClient {
     }
 
     /// Fetches `request` under `policy`, yielding its lifecycle: ``FetchEvent/started``,
-    /// ``FetchEvent/cacheResponse`` (always), ``FetchEvent/serverResponse`` or
-    /// ``FetchEvent/failed`` when the network was asked, and ``FetchEvent/finished`` (see
+    /// ``FetchEvent/cacheResponse(_:)`` (always), ``FetchEvent/serverResponse(_:)`` or
+    /// ``FetchEvent/failed(_:)`` when the network was asked, and ``FetchEvent/finished(_:)`` (see
     /// ``FetchEvent`` for the active and passive orders).
     ///
     /// The request starts at once, in a task of its own; ending the iteration early cancels it.
     /// The delegates hear the same events.
     /// - Parameters: as for ``fetch(_:body:policy:freshness:willCache:delegate:)``.
-    /// - Returns: the events, ``FetchEvent/finished`` last.
+    /// - Returns: the events, ``FetchEvent/finished(_:)`` last.
     public func events(
         for request: HTTPRequest,
         body: [UInt8]? = nil,

@@ -13,7 +13,7 @@ import FoundationEssentials
 public import Foundation
 #endif
 
-/// Fetches through a ``HTTPCaching/ResponseCache``: what a Swift server app calls instead of its
+/// Fetches through a `ResponseCache`: what a Swift server app calls instead of its
 /// HTTP client when it wants cached, offline-first answers that say how fresh they are.
 ///
 /// ```swift
@@ -23,13 +23,13 @@ public import Foundation
 /// ```
 ///
 /// - Every answer is a ``FetchResult``: response and body, source, freshness, times, the network
-///   error. ``fetch(_:body:policy:freshness:willCache:delegate:)`` returns the final one;
-///   ``results(for:body:policy:freshness:willCache:delegate:)`` also yields an answer from the cache first
+///   error. `fetch(_:body:policy:freshness:willCache:delegate:)` returns the final one;
+///   `results(for:body:policy:freshness:willCache:delegate:)` also yields an answer from the cache first
 ///   under ``CachePolicy/staleWhileRevalidate``.
 /// - Concurrent identical `GET` / `HEAD` requests make one network request (single-flight); a
 ///   caller that is cancelled stops waiting without cancelling the others.
 /// - After a failure a key backs off (``Backoff``): no network call until its wait is over.
-/// - Each call looks the cache up once (``HTTPCaching/ResponseCache/lookup(_:)``); what to do is
+/// - Each call looks the cache up once (`lookup(_:)`); what to do is
 ///   then decided without I/O from that lookup, the policy, the freshness class and the time, and
 ///   the answer is stored through the same lookup. Flights and backoff are keyed by the lookup's
 ///   normalized key.
@@ -38,7 +38,7 @@ public import Foundation
 ///   ``run()`` cancels all of them when the app shuts down.
 ///
 /// The client never sleeps on the wall clock: timeouts wait on ``Configuration/clock`` and dates
-/// come from the cache's ``HTTPCaching/ResponseCache/Configuration/now``, both injectable.
+/// come from the cache's `now`, both injectable.
 public final class CachingHTTPClient: Sendable, Service {
     /// How the client behaves when a call does not say.
     public struct Configuration: Sendable {
@@ -59,6 +59,7 @@ public final class CachingHTTPClient: Sendable, Service {
         /// `Double.random(in:)`.
         public var random: @Sendable (ClosedRange<Double>) -> Double
         /// Where the client logs (at debug: each network exchange; at warning: failed stores).
+        /// Defaults to `Logger.current`, the task-local logger the app binds with `withLogger`.
         public var logger: Logger
         /// Whether an error response (4xx) may replace a stored good answer. Default
         /// ``ErrorResponsePolicy/keepLastGoodResponse``.
@@ -76,10 +77,7 @@ public final class CachingHTTPClient: Sendable, Service {
             backoff: Backoff = Backoff(),
             clock: any Clock<Duration> = ContinuousClock(),
             random: @escaping @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) },
-            logger: Logger = Logger(
-                label: "LayeredCache.CachingHTTPClient",
-                factory: { _ in SwiftLogNoOpLogHandler() }
-            ),
+            logger: Logger = Logger.current,
             errorResponses: ErrorResponsePolicy = .keepLastGoodResponse,
             delegate: (any CachingHTTPClientDelegate)? = nil
         ) {
@@ -139,23 +137,23 @@ public final class CachingHTTPClient: Sendable, Service {
         flights.cancelAll()
     }
 
-    /// Closes the cache (``HTTPCaching/ResponseCache/close()``): requests then go to the network
+    /// Closes the cache (`close()`): requests then go to the network
     /// without storing (active policies) or fail with ``CachingClientError/Code/closed``
     /// (``CachePolicy/cacheOnly``).
-    /// - Throws: as ``HTTPCaching/ResponseCache/close()``.
+    /// - Throws: as `close()`.
     public func close() async throws(HTTPCachingError) {
         try await cache.close()
     }
 
-    /// Opens the closed cache again with `encryption` (``HTTPCaching/ResponseCache/reopen(encryption:)``).
-    /// - Throws: as ``HTTPCaching/ResponseCache/reopen(encryption:)``; opening an open cache is an
+    /// Opens the closed cache again with `encryption` (`reopen(encryption:)`).
+    /// - Throws: as `reopen(encryption:)`; opening an open cache is an
     ///   error.
     public func reopen(encryption: DiskEncryption?) async throws(HTTPCachingError) {
         try await cache.reopen(encryption: encryption)
     }
 
-    /// Wipes the closed cache (``HTTPCaching/ResponseCache/reset()``).
-    /// - Throws: as ``HTTPCaching/ResponseCache/reset()``; resetting an open cache is an error.
+    /// Wipes the closed cache (`reset()`).
+    /// - Throws: as `reset()`; resetting an open cache is an error.
     public func reset() async throws(HTTPCachingError) {
         try await cache.reset()
     }

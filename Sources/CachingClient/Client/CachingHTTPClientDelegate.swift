@@ -63,13 +63,21 @@ public struct FetchContext: Sendable {
     public var policy: CachePolicy
     /// Its freshness class.
     public var freshness: FreshnessClass
+
+    /// A context for `request`; a caller that is not the client (a server middleware) builds one
+    /// to run the same delegates.
+    package init(request: HTTPRequest, policy: CachePolicy, freshness: FreshnessClass) {
+        self.request = request
+        self.policy = policy
+        self.freshness = freshness
+    }
 }
 
-/// One step of a request's lifecycle, as ``CachingHTTPClient/events(for:body:policy:freshness:willCache:delegate:)``
+/// One step of a request's lifecycle, as `events(for:body:policy:freshness:willCache:delegate:)`
 /// yields it and ``CachingHTTPClientDelegate/fetch(_:didEmit:)`` hears it.
 ///
-/// Every request emits ``started``, then ``cacheResponse`` (always), then — when it asked the
-/// network in the foreground — ``serverResponse`` or ``failed``, then ``finished``:
+/// Every request emits `started`, then `cacheResponse` (always), then — when it asked the
+/// network in the foreground — `serverResponse` or `failed`, then `finished`:
 ///
 /// | mode (policy) | events |
 /// |---|---|
@@ -77,7 +85,7 @@ public struct FetchContext: Sendable {
 /// | passive (``CachePolicy/cacheOnly``) | started, cacheResponse, finished (= the cached answer, or missing) |
 /// | other policies | started, cacheResponse, [serverResponse or failed when the network was asked], finished |
 ///
-/// A closed cache: the active mode still asks the server (``cacheResponse`` carries "nothing
+/// A closed cache: the active mode still asks the server (`cacheResponse` carries "nothing
 /// cached" with the ``CachingClientError/Code/closed`` error; nothing is stored, and the final
 /// answer's ``FetchResult/cacheError`` says so); the passive mode finishes with the closed error.
 public enum FetchEvent: Sendable {

@@ -68,8 +68,8 @@ public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
         CachePolicy(kind: .networkFirst(timeout: timeout))
     }
     /// Answer a stale entry (within the hard TTL) from the cache at once, then with the network's
-    /// answer: ``CachingHTTPClient/results(for:body:policy:freshness:willCache:delegate:)`` yields both,
-    /// ``CachingHTTPClient/fetch(_:body:policy:freshness:willCache:delegate:)`` returns the second. A fresh
+    /// answer: `results(for:body:policy:freshness:willCache:delegate:)` yields both,
+    /// `fetch(_:body:policy:freshness:willCache:delegate:)` returns the second. A fresh
     /// entry answers alone; past the hard TTL there is no intermediate answer.
     public static let staleWhileRevalidate = CachePolicy(kind: .staleWhileRevalidate)
     /// The active mode of a technical cache: answer with what is stored at once (not final; any

@@ -83,10 +83,10 @@ public struct FetchResult: Sendable {
     }
     /// ``cacheError`` out of line: it is rare, and a result is copied on every answer.
     private var cacheErrorBox: ErrorBox?
-    /// The userInfo stored with the answer (``HTTPCaching/CachedResponse/userInfo``, after the
+    /// The userInfo stored with the answer (`userInfo`, after the
     /// hooks and delegates): empty for an answer that was not stored.
     public internal(set) var userInfo: [String: UserInfoValue] = [:]
-    /// Whether the stored answer is whole (``HTTPCaching/CachedResponse/isComplete``), a fact
+    /// Whether the stored answer is whole (`isComplete`), a fact
     /// apart from freshness: an app marks a first page or a summary incomplete. True for answers
     /// that were not stored.
     public internal(set) var isComplete = true
@@ -194,7 +194,7 @@ public struct StaleReason: Hashable, Sendable, CustomStringConvertible {
     public static let revalidationFailed = StaleReason(kind: .revalidationFailed)
     /// The origin could not be reached (no connection, or backing off after failures).
     public static let offline = StaleReason(kind: .offline)
-    /// The app marked it stale (``HTTPCaching/ResponseCache/markStale(tag:)``) and the origin has
+    /// The app marked it stale (`markStale(tag:)`) and the origin has
     /// not confirmed it since.
     public static let markedStale = StaleReason(kind: .markedStale)
     /// Its class's ``FreshnessClass/validationWindow`` has passed and the origin could not confirm

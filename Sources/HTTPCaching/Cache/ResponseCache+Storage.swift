@@ -80,7 +80,7 @@ extension ResponseCache {
     ///
     /// Nothing is stored when RFC 9111 §3 forbids it (``CacheRules/reasonNotToStore(_:for:)``),
     /// when a hook vetoes, when the storage policy (after the hooks) is
-    /// ``StoragePolicy/notAllowed``, when the request has no URL, or when the response's `Vary`
+    /// `notAllowed`, when the request has no URL, or when the response's `Vary`
     /// is `*`. A stored response replaces the one stored for the same URL and variant.
     ///
     /// This call reads what the URL holds first (to keep its other variants); a caller that has a

@@ -32,7 +32,7 @@ public import Foundation
 /// several variants of its URL and only answers requests whose varying fields match it;
 /// `Vary: *` matches nothing and is not stored.
 ///
-/// ``storeCachedResponse(_:for:willCache:)`` stores only what RFC 9111 §3 allows in the configured
+/// ``storeCachedResponse(_:for:willCache:)-(_,HTTPRequest,_)`` stores only what RFC 9111 §3 allows in the configured
 /// mode (no `no-store`, no `private` in a shared cache, …; see ``CacheRules``), runs the
 /// configuration's ``WillCache`` hook and then the call's; the response's
 /// ``CachedResponse/storagePolicy`` decides the tiers. Like URLCache,
@@ -81,7 +81,8 @@ public struct ResponseCache: Sendable, Service {
         /// The hook every stored response passes through first. Defaults to ``WillCache/identity``.
         public var willCache: WillCache
         /// Where the cache logs (responses that do not decode, why a response was not stored).
-        /// Defaults to a logger that drops everything.
+        /// Defaults to `Logger.current`, the task-local logger the app binds with `withLogger` (swift-log
+        /// 1.16), read when the configuration is made.
         public var logger: Logger
         /// The clock that stamps storage times. Defaults to the system's.
         public var now: @Sendable () -> Date
@@ -92,7 +93,7 @@ public struct ResponseCache: Sendable, Service {
             disk: DiskTier.Configuration? = nil,
             mode: Mode = .private,
             willCache: WillCache = .identity,
-            logger: Logger = Logger(label: "LayeredCache.ResponseCache", factory: { _ in SwiftLogNoOpLogHandler() }),
+            logger: Logger = Logger.current,
             now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.memory = memory

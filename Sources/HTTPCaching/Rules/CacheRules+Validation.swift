@@ -112,7 +112,7 @@ extension CacheRules {
 
     /// `stored` with its header fields updated from a 304 or a HEAD response (RFC 9111 §3.2,
     /// §4.3.4): every field of `response` replaces the stored lines of the same name, except
-    /// ``fieldsNotUpdated``; the stored `Age` goes (only `response`'s own counts); the times are
+    /// `fieldsNotUpdated`; the stored `Age` goes (only `response`'s own counts); the times are
     /// those of the exchange that produced `response`.
     public static func freshened(
         _ stored: CachedResponse,

@@ -94,8 +94,9 @@ public struct CacheRules: Hashable, Sendable {
     /// ([RFC 9111 §4.2.1](https://www.rfc-editor.org/rfc/rfc9111#section-4.2.1)): `s-maxage` in
     /// a shared cache, else `max-age`, else `Expires` minus `Date`, else a heuristic from
     /// `Last-Modified` where allowed (§4.2.2), else 0.
-    /// - Parameter responseTime: when the response was received; stands in for a missing or
-    ///   invalid `Date`.
+    /// - Parameters:
+    ///   - response: the response.
+    ///   - responseTime: when the response was received; stands in for a missing or invalid `Date`.
     public func freshnessLifetime(of response: HTTPResponse, responseTime: Date) -> TimeInterval {
         freshnessLifetime(of: response, directives: CacheControl(response.headerFields), responseTime: responseTime)
     }

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import HTTPCaching
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension ResponseCacheMiddleware {
+    /// The answer made from `stored`: its head with `Age` (RFC 9111 §5.1) and its body, or a 304
+    /// when `request`'s preconditions say the client's copy is current; a `HEAD` gets the head.
+    func answer(
+        from stored: CachedResponse,
+        age: TimeInterval,
+        to request: HTTPRequest,
+        status: CacheStatusValue
+    )
+        -> Response
+    {
+        var head = stored.response
+        head.headerFields[.age] = String(Int(min(Double(Int32.max), max(0, age).rounded(.down))))
+        if let value = self.status(status) { Self.appendCacheStatus(value, to: &head.headerFields) }
+        if Self.isNotModified(request, head) {
+            head.status = .notModified
+            head.headerFields[.contentLength] = nil
+            return Response(status: .notModified, headers: head.headerFields)
+        }
+        head.headerFields[.contentLength] = String(stored.body.count)
+        let body = request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: stored.body))
+        return Response(status: head.status, headers: head.headerFields, body: body)
+    }
+
+    /// The `Cache-Status` member for `status`, or nil when the configuration adds none.
+    func status(_ status: CacheStatusValue) -> String? {
+        configuration.cacheStatusName.map { "\($0); \(status.parameters)" }
+    }
+
+    /// Appends `value` to the `Cache-Status` list: RFC 9211 §2 lists caches from the origin
+    /// outward, so an inner cache's member (a handler's) stays first.
+    static func appendCacheStatus(_ value: String, to fields: inout HTTPFields) {
+        fields[values: cacheStatusField].append(value)
+    }
+
+    /// Whether `request`'s `If-None-Match` (weak comparison) or, without it, its
+    /// `If-Modified-Since` says the client's copy of the 200 `response` is current
+    /// ([RFC 9110 §13.1](https://www.rfc-editor.org/rfc/rfc9110#section-13.1)).
+    static func isNotModified(_ request: HTTPRequest, _ response: HTTPResponse) -> Bool {
+        guard response.status == .ok else { return false }
+        let candidates = request.headerFields[values: .ifNoneMatch]
+        guard candidates.isEmpty else {
+            guard let etag = response.headerFields[.eTag] else {
+                return candidates.contains { trimmed($0) == "*" }
+            }
+            return candidates.flatMap { $0.split(separator: ",") }.contains { candidate in
+                let tag = trimmed(candidate)
+                return tag == "*" || CacheRules.weakMatch(String(tag), etag)
+            }
+        }
+        guard let since = request.headerFields[.ifModifiedSince].flatMap({ HTTPDate.parse($0) }),
+            let modified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) })
+        else { return false }
+        return modified <= since
+    }
+
+    /// `text` without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    private static func trimmed(_ text: some StringProtocol) -> Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        let start = text.firstIndex { !isSpace($0) } ?? text.endIndex
+        let end = text.lastIndex { !isSpace($0) }.map(text.index(after:)) ?? start
+        return Substring(text[start..<max(start, end)])
+    }
+
+    static var cacheStatusField: HTTPField.Name { HTTPField.Name("Cache-Status")! }
+}
+
+extension Response {
+    /// The response with `value` appended to its `Cache-Status` field (none when nil).
+    func withStatus(_ value: String?) -> Response {
+        guard let value else { return self }
+        var response = self
+        response.headers[values: HTTPField.Name("Cache-Status")!].append(value)
+        return response
+    }
+}
+
+/// How the middleware answered, as RFC 9211 `Cache-Status` parameters.
+enum CacheStatusValue: Sendable, Equatable {
+    /// Why the handler was called (RFC 9211 §2.2 `fwd`).
+    enum Forward: String, Sendable {
+        /// Nothing was stored for the URL.
+        case uriMiss = "uri-miss"
+        /// Something was stored but the request's directives or method did not let it be used.
+        case request
+        /// What was stored was stale and could not be revalidated with a 304.
+        case stale
+    }
+
+    /// Answered from the cache; `ttl` is the remaining freshness in seconds (negative when stale).
+    case hit(ttl: TimeInterval)
+    /// Answered from the cache after the handler confirmed it with a 304.
+    case revalidated
+    /// The handler answered.
+    case miss(Forward)
+
+    var parameters: String {
+        switch self {
+        case .hit(let ttl): "hit; ttl=\(Int(ttl.rounded(.down)))"
+        case .revalidated: "fwd=stale; fwd-status=304"
+        case .miss(let forward): "fwd=\(forward.rawValue)"
+        }
+    }
+}

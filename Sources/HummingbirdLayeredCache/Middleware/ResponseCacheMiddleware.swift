@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+
+public import CachingClient
+public import HTTPCaching
+import HTTPTypes
+public import Hummingbird
+import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A Hummingbird middleware that caches what an app's own handlers answer, by the HTTP caching
+/// rules (RFC 9111): the `Cache-Control`, `Expires`, `Vary`, `ETag` and `Last-Modified` the
+/// handlers set decide what is stored and for how long.
+///
+/// ```swift
+/// let router = Router()
+/// router.add(middleware: try ResponseCacheMiddleware())   // shared mode, 64 MiB in memory
+/// router.get("/items") { _, _ in
+///     Response(status: .ok, headers: [.cacheControl: "max-age=60"], body: .init(byteBuffer: items))
+/// }
+/// ```
+///
+/// What it does with a `GET` (or `HEAD`) request:
+/// - A fresh stored answer (or a stale one the request's `max-stale` accepts) is served without
+///   calling the handler, with `Age`; a 304 when the request's `If-None-Match` (or, without it,
+///   `If-Modified-Since`) matches it (RFC 9110 §13.1).
+/// - A stale answer with validators is revalidated: the handler gets the request with
+///   `If-None-Match` / `If-Modified-Since`; a 304 from it freshens what is stored, anything else
+///   replaces it. `stale-while-revalidate` revalidates in the foreground too.
+/// - `only-if-cached` with nothing usable is answered 504 (RFC 9111 §5.2.1.7); the other request
+///   directives (`no-cache`, `no-store`, `max-age`, `min-fresh`, `max-stale`) are honoured.
+/// - Otherwise the handler answers. A storable answer's body is copied into the cache while it
+///   streams to the client (up to ``Configuration/maximumBodyBytes``); an answer that is not
+///   storable — and every streaming body that is not — passes through untouched.
+///
+/// Never stored: answers to requests with credentials (`Authorization`, `Cookie`) unless the
+/// answer allows it (`public`, `s-maxage` or `must-revalidate`, RFC 9111 §3.5), answers that set
+/// a cookie, `private` answers in the shared mode, `no-store`, partial content and answers with
+/// trailers. Unsafe methods (`POST`, `PUT`, `DELETE`, …) pass through and, on success, invalidate
+/// the target URI (RFC 9111 §4.4).
+///
+/// Per route: add one middleware to each route group, over one shared `ResponseCache`
+/// (``init(cache:configuration:)``) with a delegate each. Run ``cache`` as a service of the
+/// application (`app.addServices(middleware.cache)`) when it has a disk tier.
+public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// How the middleware behaves. Every property has a documented default.
+    public struct Configuration: Sendable {
+        /// The cache's configuration, used by ``ResponseCacheMiddleware/init(configuration:)``.
+        /// Defaults to a memory tier of 64 MiB in the shared mode: an app's answers are cached
+        /// for every user, as a reverse proxy would (a `private` answer is never stored).
+        public var cache: ResponseCache.Configuration
+        /// The delegate that has the last word on what is stored, as a client's: its
+        /// `willCache(_:for:)` runs after the cache's hooks with a `FetchContext` whose policy is
+        /// `useProtocolCachePolicy`. Defaults to nil.
+        public var delegate: (any CachingHTTPClientDelegate)?
+        /// The cache's name in an RFC 9211 `Cache-Status` field added to every answer
+        /// (`Cache-Status: LayeredCache; hit; ttl=42`), or nil for no field. Defaults to nil.
+        public var cacheStatusName: String?
+        /// The largest body that is cached; a larger one streams through and is not stored.
+        /// Defaults to 1 MiB.
+        public var maximumBodyBytes: Int
+        /// The scheme and authority of the keys when a request carries no authority (no `Host`).
+        /// Defaults to `http` and `localhost`.
+        public var defaultScheme: String
+        /// See ``defaultScheme``.
+        public var defaultAuthority: String
+
+        /// Creates a configuration; every parameter has the default documented on its property.
+        public init(
+            cache: ResponseCache.Configuration = .init(mode: .shared),
+            delegate: (any CachingHTTPClientDelegate)? = nil,
+            cacheStatusName: String? = nil,
+            maximumBodyBytes: Int = 1 << 20,
+            defaultScheme: String = "http",
+            defaultAuthority: String = "localhost"
+        ) {
+            self.cache = cache
+            self.delegate = delegate
+            self.cacheStatusName = cacheStatusName
+            self.maximumBodyBytes = maximumBodyBytes
+            self.defaultScheme = defaultScheme
+            self.defaultAuthority = defaultAuthority
+        }
+    }
+
+    /// The cache the middleware stores into and answers from.
+    public let cache: ResponseCache
+    /// The configuration it was made with.
+    public let configuration: Configuration
+
+    /// A middleware over a new `ResponseCache` built from
+    /// ``Configuration/cache``.
+    /// - Throws: `HTTPCachingError` when the cache cannot be opened (an invalid configuration, a
+    ///   disk directory that is locked or cannot be created).
+    public init(configuration: Configuration = .init()) throws {
+        try self.init(cache: ResponseCache(configuration: configuration.cache), configuration: configuration)
+    }
+
+    /// A middleware over `cache`, which other middlewares (other route groups) and clients may
+    /// share; its own configuration (mode, tiers, hooks) applies and ``Configuration/cache`` is
+    /// not used.
+    public init(cache: ResponseCache, configuration: Configuration = .init()) {
+        precondition(configuration.maximumBodyBytes >= 0, "maximumBodyBytes must not be negative")
+        self.cache = cache
+        self.configuration = configuration
+    }
+
+    /// Answers `request` from the cache, or through `next` and stores what it answers.
+    public func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let keyed = keyedRequest(request.head)
+        guard request.method == .get || request.method == .head else {
+            let response = try await next(request, context)
+            if CacheRules.invalidatedTargets(of: keyed, response: response.head).isEmpty == false {
+                do {
+                    try await cache.invalidate(after: response.head, to: keyed)
+                } catch {
+                    context.logger.warning("could not invalidate cached responses", metadata: ["error": "\(error)"])
+                }
+            }
+            return response
+        }
+        let lookup = await cache.lookup(keyed)
+        let decision = cache.decision(for: lookup, now: cache.configuration.now())
+        switch decision.action {
+        case .useStored, .useStale:
+            guard let stored = decision.stored else { break }
+            let status = CacheStatusValue.hit(ttl: decision.freshnessLifetime - decision.age)
+            return answer(from: stored, age: decision.age, to: request.head, status: status)
+        case .gatewayTimeout:
+            return Self.gatewayTimeout.withStatus(status(.miss(.request)))
+        case .revalidate, .useStaleAndRevalidate:
+            if let stored = decision.stored, let conditional = decision.request {
+                return try await revalidate(
+                    stored,
+                    lookup: lookup,
+                    conditional: conditional,
+                    request: request,
+                    context: context,
+                    next: next
+                )
+            }
+        default:
+            break
+        }
+        let reason: CacheStatusValue.Forward = lookup.stored == nil ? .uriMiss : .request
+        return try await forward(request, lookup: lookup, context: context, status: .miss(reason), next: next)
+    }
+
+    /// Sends the conditional request to the handler: a 304 freshens `stored`, anything else
+    /// replaces it.
+    private func revalidate(
+        _ stored: CachedResponse,
+        lookup: ResponseLookup,
+        conditional: HTTPRequest,
+        request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var head = request.head
+        head.headerFields[.ifNoneMatch] = conditional.headerFields[.ifNoneMatch]
+        head.headerFields[.ifModifiedSince] = conditional.headerFields[.ifModifiedSince]
+        let requestTime = cache.configuration.now()
+        let response = try await next(Request(head: head, body: request.body), context)
+        guard response.status == .notModified else {
+            return try await store(
+                response,
+                for: lookup,
+                requestTime: requestTime,
+                status: .miss(.stale),
+                context: context
+            )
+        }
+        let freshened: CachedResponse?
+        do {
+            freshened = try await cache.freshen(
+                with: response.head,
+                for: lookup,
+                requestTime: requestTime,
+                responseTime: cache.configuration.now(),
+                willCache: nil
+            )
+        } catch {
+            context.logger.warning("could not store a freshened response", metadata: ["error": "\(error)"])
+            freshened = CacheRules.freshened(
+                stored,
+                with: response.head,
+                requestTime: requestTime,
+                responseTime: cache.configuration.now()
+            )
+        }
+        guard let freshened else {
+            // The 304 answers the client's own validators, not the stored response's.
+            return response.withStatus(status(.miss(.stale)))
+        }
+        let age = CacheRules.currentAge(of: freshened, now: cache.configuration.now())
+        return answer(from: freshened, age: age, to: request.head, status: .revalidated)
+    }
+
+    /// Calls the handler and stores its answer when the rules allow it.
+    private func forward(
+        _ request: Request,
+        lookup: ResponseLookup,
+        context: Context,
+        status: CacheStatusValue,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let requestTime = cache.configuration.now()
+        let response = try await next(request, context)
+        return try await store(response, for: lookup, requestTime: requestTime, status: status, context: context)
+    }
+
+    /// `response` with its body copied into the cache as it is written, when it may be stored;
+    /// else `response` as it is.
+    private func store(
+        _ response: Response,
+        for lookup: ResponseLookup,
+        requestTime: Date,
+        status: CacheStatusValue,
+        context: Context
+    ) async throws -> Response {
+        let head = response.head
+        var response = response.withStatus(self.status(status))
+        guard lookup.request.method == .get, mayStore(head, for: lookup.request, context: context),
+            (response.body.contentLength ?? 0) <= configuration.maximumBodyBytes
+        else { return response }
+        let store = Storing(
+            cache: cache,
+            lookup: lookup,
+            head: head,
+            requestTime: requestTime,
+            delegate: configuration.delegate,
+            logger: context.logger
+        )
+        response.body = CachingBodyWriter.tee(response.body, limit: configuration.maximumBodyBytes, into: store)
+        return response
+    }
+
+    /// Whether the rules, the credentials rule and the cookie rule let `response` be stored.
+    private func mayStore(_ response: HTTPResponse, for request: HTTPRequest, context: Context) -> Bool {
+        if let reason = cache.rules.reasonNotToStore(response, for: request) {
+            context.logger.trace("not caching a response", metadata: ["reason": "\(reason)"])
+            return false
+        }
+        if response.headerFields[.setCookie] != nil { return false }
+        if request.headerFields[.cookie] != nil || request.headerFields[.authorization] != nil {
+            // RFC 9111 §3.5, for a cookie as for Authorization.
+            let directives = CacheControl(response.headerFields)
+            return directives.isPublic || directives.sharedMaxAge != nil || directives.mustRevalidate
+        }
+        return true
+    }
+
+    /// The request the cache keys by: the server's request with a scheme and an authority.
+    func keyedRequest(_ head: HTTPRequest) -> HTTPRequest {
+        var keyed = head
+        if keyed.scheme == nil { keyed.scheme = configuration.defaultScheme }
+        if keyed.authority == nil { keyed.authority = configuration.defaultAuthority }
+        return keyed
+    }
+
+    private static var gatewayTimeout: Response {
+        Response(status: .gatewayTimeout, headers: [.cacheControl: "no-store"])
+    }
+}
