@@ -197,9 +197,10 @@ let package = Package(
         .testTarget(
             name: "DocSnippetsTests",
             dependencies: [
-                "CacheTiers", "HTTPCaching", "CachingClient", "AsyncHTTPClientTransport",
+                "CacheTiers", "HTTPCaching", "CachingClient", "AsyncHTTPClientTransport", "HummingbirdLayeredCache",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
     ],

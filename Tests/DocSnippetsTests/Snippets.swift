@@ -9,9 +9,11 @@ import CachingClient
 import Foundation
 import HTTPCaching
 import HTTPTypes
+import Hummingbird
+import HummingbirdLayeredCache
 
-// README.md:78
-func README_line78() async throws {
+// README.md:80
+func README_line80() async throws {
 
     // A memory tier over a crash-safe, compressed disk tier.
     let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp", capacityBytes: 1 << 30))
@@ -33,8 +35,8 @@ func README_line78() async throws {
     _ = json
 }
 
-// README.md:100
-func README_line100() async throws {
+// README.md:102
+func README_line102() async throws {
 
     let responses = try ResponseCache(
         configuration: .init(
@@ -72,8 +74,8 @@ func README_line100() async throws {
     _ = received
 }
 
-// README.md:134
-func README_line134() async throws {
+// README.md:136
+func README_line136() async throws {
 
     let client = CachingHTTPClient(transport: HTTPClientTransport(), cache: responses)
     let result = await client.fetch(request, policy: .cacheFirst, freshness: .interactive)
@@ -83,8 +85,8 @@ func README_line134() async throws {
     _ = result
 }
 
-// README.md:147
-func README_line147() async throws {
+// README.md:149
+func README_line149() async throws {
     struct SessionDelegate: CachingHTTPClientDelegate {
         let vault: Vault  // an actor
         func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
@@ -102,6 +104,16 @@ func README_line147() async throws {
                                 configuration: .init(delegate: SessionDelegate(vault: vault)))
     try await app.close()   // background: no plaintext kept in memory; reopen(encryption:) / reset() later
     _ = app
+}
+
+// README.md:171
+func README_line171() async throws {
+
+    let router = Router()
+    router.add(middleware: try ResponseCacheMiddleware(configuration: .init(cacheStatusName: "myapp")))
+    router.get("/items") { _, _ in Response(status: .ok, headers: [.cacheControl: "max-age=60"], body: .init(byteBuffer: ByteBuffer(string: "[1,2,3]"))) }
+    try await Application(router: router).runService()
+    _ = router
 }
 
 // docs/caching-client.md:7
@@ -241,4 +253,30 @@ func docs_encryption_line7() async throws {
     _ = key
     _ = disk
     _ = cache
+}
+
+// docs/hummingbird.md:10
+func docs_hummingbird_line10() async throws {
+
+    let router = Router()
+    router.add(middleware: try ResponseCacheMiddleware(configuration: .init(cacheStatusName: "myapp")))
+    router.get("/items") { _, _ in
+        let items = ByteBuffer(string: #"[{"id":1},{"id":2}]"#)
+        return Response(status: .ok, headers: [.cacheControl: "max-age=60", .eTag: "\"v7\""], body: .init(byteBuffer: items))
+    }
+    _ = router
+}
+
+// docs/hummingbird.md:62
+func docs_hummingbird_line62() async throws {
+    struct Session: Codable, Sendable { var user: String }
+
+    let tiers = TieredCache(memory: MemoryTier(), disk: try DiskTier(configuration: .init(directory: "/var/cache/myapp-state")))
+    let persist = TieredPersistDriver(cache: tiers)
+    try await persist.create(key: "session:42", value: Session(user: "ada"), expires: .seconds(3600))
+    if let (session, ttl) = try await persist.getWithTTL(key: "session:42", as: Session.self) {
+        print(session.user, ttl.map { "expires in \($0)" } ?? "no expiry")
+    }
+    _ = tiers
+    _ = persist
 }

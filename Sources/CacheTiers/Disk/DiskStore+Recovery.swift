@@ -78,7 +78,10 @@ extension DiskStore {
             snapshotPosition = logPosition
         }
         recovery.duration = clock.now - start
-        logger.info(
+        // An open that repaired something is worth a line in the app's log; a clean one is not.
+        let repaired = recovery.corruptRegions > 0 || recovery.truncatedBytes > 0
+        logger.log(
+            level: repaired ? .info : .debug,
             "disk tier opened",
             metadata: [
                 "directory": "\(configuration.directory)", "entries": "\(index.count)",
