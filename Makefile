@@ -9,10 +9,12 @@
 
 SWIFT ?= swift
 STRICT := -Xswiftc -warnings-as-errors
+# Every trait (README, "Traits"): the tools, the proxy and every integration are built and tested.
+TRAITS := --enable-all-traits
 FORMAT_PATHS := Sources Tests Benchmarks Examples
 BENCH_ARGS ?=
 
-.PHONY: all deps test build bench lint format snippets clean docs examples
+.PHONY: all deps test build bench lint format snippets clean docs examples consumer-check
 
 all: test
 
@@ -37,18 +39,22 @@ deps:
 	@pkg-config --exists liblz4 || { echo "error: liblz4 is still not visible to pkg-config" >&2; exit 1; }
 
 build: deps
-	$(SWIFT) build $(STRICT)
+	$(SWIFT) build $(TRAITS) $(STRICT)
 
 test: deps
-	$(SWIFT) build --build-tests $(STRICT)
-	$(SWIFT) test --skip-build
+	$(SWIFT) build $(TRAITS) --build-tests $(STRICT)
+	$(SWIFT) test $(TRAITS) --skip-build
 
 bench: deps
-	$(SWIFT) run -c release Benchmarks $(BENCH_ARGS)
+	$(SWIFT) run $(TRAITS) -c release Benchmarks $(BENCH_ARGS)
 
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)
 	python3 scripts/snippets.py --check
+
+# What an app that depends on the core products resolves, with the default traits and with none.
+consumer-check:
+	scripts/consumer-check.sh
 
 # Extracts every ```swift block of README.md and docs/*.md into Tests/DocSnippetsTests.
 snippets:
@@ -65,7 +71,7 @@ docs: deps
 	@mkdir -p $(DOCS_OUTPUT)
 	@for target in $(DOCS_TARGETS); do \
 		echo "==> documentation for $$target"; \
-		$(SWIFT) package $(STRICT) --allow-writing-to-directory $(DOCS_OUTPUT) generate-documentation \
+		$(SWIFT) package $(TRAITS) $(STRICT) --allow-writing-to-directory $(DOCS_OUTPUT) generate-documentation \
 			--target $$target --warnings-as-errors --disable-indexing --transform-for-static-hosting \
 			--output-path $(DOCS_OUTPUT)/$$target || exit 1; \
 	done

@@ -15,6 +15,30 @@ let package = Package(
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
         .executable(name: "cache-proxy", targets: ["cache-proxy"]),
     ],
+    // The core products (CacheTiers, HTTPCaching, CachingClient) need only the core packages; each
+    // integration is a trait, so that a consumer resolves only what it enables (README, "Traits").
+    traits: [
+        .trait(
+            name: "AsyncHTTPClient",
+            description: "AsyncHTTPClientTransport: CachingHTTPClient's transport over AsyncHTTPClient and SwiftNIO."
+        ),
+        .trait(
+            name: "Hummingbird",
+            description: "HummingbirdLayeredCache: a response-cache middleware and a persist driver for Hummingbird 2."
+        ),
+        .trait(
+            name: "Proxy",
+            description: "cache-proxy and CacheProxyCore: the caching reverse proxy (HummingbirdCore, AsyncHTTPClient).",
+            enabledTraits: ["AsyncHTTPClient"]
+        ),
+        .trait(
+            name: "Tools",
+            description: "cache-tool and Benchmarks (argument-parser, hdrhistogram), and every other trait they use.",
+            enabledTraits: ["AsyncHTTPClient", "Hummingbird", "Proxy"]
+        ),
+        // Most apps that fetch through the cache want a transport; nothing else is on by default.
+        .default(enabledTraits: ["AsyncHTTPClient"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -37,6 +61,8 @@ let package = Package(
         ),
         // Hardware CRC-32C (SSE 4.2, the arm64 CRC extension), chosen at run time by CacheTiers.
         .target(name: "CCRC32C"),
+        // What the executables do when built without their trait: run again with every trait.
+        .target(name: "TraitTrampoline"),
         .target(
             name: "CacheTiers",
             dependencies: [
@@ -104,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "cache-proxy",
             dependencies: [
-                "CacheProxyCore", "HTTPCaching", "CacheTiers",
+                "CacheProxyCore", "TraitTrampoline", "HTTPCaching", "CacheTiers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -119,14 +145,14 @@ let package = Package(
         .executableTarget(
             name: "cache-tool",
             dependencies: [
-                "CacheTiers",
+                "CacheTiers", "TraitTrampoline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
-                "CacheTiers", "HTTPCaching", "CachingClient", "CLZ4", "CacheTestSupport",
+                "CacheTiers", "TraitTrampoline", "HTTPCaching", "CachingClient", "CLZ4", "CacheTestSupport",
                 "AsyncHTTPClientTransport", "TestOriginSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -254,4 +280,30 @@ for target in package.targets where [.regular, .executable, .test].contains(targ
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
     target.swiftSettings = settings
+}
+
+// Every product of a package outside the core is a dependency only under the trait of the target
+// that uses it, so that a consumer that does not enable the trait neither builds nor resolves it
+// (SwiftPM prunes a package that only disabled traits use). The targets' sources are wrapped in
+// `#if Trait` to match, so that a build without the trait compiles them empty.
+let corePackages: Set<String> = [
+    "swift-system", "swift-log", "swift-metrics", "swift-http-types", "swift-service-lifecycle", "swift-crypto",
+]
+let traitOfTarget: [String: String] = [
+    "AsyncHTTPClientTransport": "AsyncHTTPClient", "TestOriginSupport": "AsyncHTTPClient",
+    "CachingClientTests": "AsyncHTTPClient",
+    "HummingbirdLayeredCache": "Hummingbird", "HummingbirdLayeredCacheTests": "Hummingbird",
+    "CacheProxyCore": "Proxy", "cache-proxy": "Proxy", "CacheProxyTests": "Proxy",
+    "cache-tool": "Tools", "Benchmarks": "Tools", "DocSnippetsTests": "Tools",
+]
+for target in package.targets {
+    target.dependencies = target.dependencies.map { dependency in
+        guard case .productItem(let name, let packageName?, let aliases, nil) = dependency,
+            !corePackages.contains(packageName)
+        else { return dependency }
+        guard let trait = traitOfTarget[target.name] else {
+            fatalError("\(target.name) uses \(packageName), which is not a core package: give it a trait")
+        }
+        return .productItem(name: name, package: packageName, moduleAliases: aliases, condition: .when(traits: [trait]))
+    }
 }

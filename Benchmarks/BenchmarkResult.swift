@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 /// One row of the results table (and of the `--json` file).
 struct BenchmarkResult: Sendable {
     var workload: String
@@ -50,3 +51,4 @@ struct BenchmarkResult: Sendable {
         return subject
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import ArgumentParser
 import Foundation
 
@@ -51,7 +52,7 @@ struct BenchmarksMain: AsyncParsableCommand {
         #if DEBUG
         guard allowDebug else {
             // `swift run Benchmarks` builds for debugging: say so, and run the release build instead.
-            throw ExitCode(try ReleaseRun.replaceDebugRun())
+            ReleaseRun.replaceDebugRun()
         }
         print("WARNING: DEBUG BUILD. THESE FIGURES MEAN NOTHING. Run: swift run -c release Benchmarks")
         #endif
@@ -137,3 +138,4 @@ struct BenchmarksMain: AsyncParsableCommand {
         }
     }
 }
+#endif

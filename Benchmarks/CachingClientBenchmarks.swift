@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import CachingClient
@@ -124,3 +125,4 @@ enum CachingClientBenchmarks {
         )
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import AsyncHTTPClientTransport
 import CacheTestSupport
 import CacheTiers
@@ -120,3 +121,4 @@ enum ClientMissBenchmarks {
         }
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CLZ4
 import CacheTestSupport
 import CacheTiers
@@ -117,3 +118,4 @@ enum CodecBenchmarks {
         return rows("lz4 compress 1 MB JSON", compressTimes) + rows("lz4 decompress 1 MB JSON", decompressTimes)
     }
 }
+#endif

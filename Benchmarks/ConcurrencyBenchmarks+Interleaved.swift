@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import Foundation
 
@@ -87,3 +88,4 @@ extension ConcurrencyBenchmarks {
         return results
     }
 }
+#endif

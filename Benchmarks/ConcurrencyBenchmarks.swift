@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -173,3 +174,4 @@ enum ConcurrencyBenchmarks {
         return results
     }
 }
+#endif

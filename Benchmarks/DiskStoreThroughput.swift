@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -67,3 +68,4 @@ enum DiskStoreThroughput {
         return results
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -266,3 +267,4 @@ enum DiskTierBenchmarks {
         return (rows, hits, stores)
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -111,3 +112,4 @@ enum EncryptionBenchmarks {
         DiskTier.Configuration(directory: directory.path, capacityBytes: 8 << 30, fsync: .never, encryption: encryption)
     }
 }
+#endif

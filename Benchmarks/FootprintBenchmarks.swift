@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -96,3 +97,4 @@ enum FootprintBenchmarks {
         return (allocated, apparent)
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import Foundation
 import Histogram
 
@@ -115,3 +116,4 @@ struct LatencyRecorder {
         )
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import Foundation
 
 /// The `--svg` chart: p50 latency against entries on log-log axes, one line per series (disk hit,
@@ -173,3 +174,4 @@ enum LatencyChart {
             .replacingOccurrences(of: ">", with: "&gt;")
     }
 }
+#endif

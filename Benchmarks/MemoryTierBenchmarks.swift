@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Dispatch
@@ -353,3 +354,4 @@ final class AtomicMetricsFactory: MetricsFactory {
     func destroyRecorder(_ handler: any RecorderHandler) {}
     func destroyTimer(_ handler: any TimerHandler) {}
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import Foundation
 import HTTPCaching
@@ -97,3 +98,4 @@ enum MiddlewareBenchmarks {
         }
     }
 }
+#endif

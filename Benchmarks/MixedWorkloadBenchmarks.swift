@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -133,3 +134,4 @@ struct ZipfSampler: Sendable {
         return low
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -143,3 +144,4 @@ enum ResponseCacheBenchmarks {
         }
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import Foundation
 
 /// The `--json` file: `{"machine": {…}, "results": [{"workload": …, "subject": "LayeredCache" |
@@ -63,3 +64,4 @@ extension BenchmarkResult: Encodable {
         try container.encodeIfPresent(skipped, forKey: .skipped)
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import Foundation
 
 /// Prints results as a fixed-width table.
@@ -61,3 +62,4 @@ enum ResultTable {
         return format(nanos / 1_000_000, digits: 1) + " ms"
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -132,3 +133,4 @@ enum TraceBenchmarks {
         return results
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -193,3 +194,4 @@ struct TraceReplay {
         return replay
     }
 }
+#endif

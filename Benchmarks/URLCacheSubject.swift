@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import Foundation
 
@@ -128,3 +129,4 @@ final class URLCacheSubject {
         return "skipped: > \(Int(budget)) s (estimated \(estimate))"
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -205,3 +206,4 @@ enum ValueSizeBenchmarks {
         return results
     }
 }
+#endif

@@ -9,7 +9,7 @@ let package = Package(
     name: "HummingbirdApp",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "LayeredCache", path: "../.."),
+        .package(name: "LayeredCache", path: "../..", traits: ["Hummingbird"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: []),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
     ],

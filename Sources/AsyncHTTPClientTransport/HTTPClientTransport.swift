@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 public import AsyncHTTPClient
 public import CachingClient
 public import HTTPTypes
@@ -154,3 +155,4 @@ extension TimeAmount {
         self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 public import HTTPCaching
 public import HTTPTypes
 public import Logging
@@ -63,3 +64,4 @@ extension CacheProxy {
         }
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import AsyncHTTPClient
 import AsyncHTTPClientTransport
 import CacheTiers
@@ -163,3 +164,4 @@ extension TimeAmount {
         self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }
+#endif

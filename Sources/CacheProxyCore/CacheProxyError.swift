@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 /// Why a ``CacheProxy`` could not be configured or started.
 public struct CacheProxyError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure.
@@ -31,3 +32,4 @@ public struct CacheProxyError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "CacheProxyError(\(code)): \(message)" }
 }
+#endif

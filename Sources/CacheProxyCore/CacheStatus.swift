@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import CachingClient
 
 /// How the proxy answered a request: the value of the optional cache status header and the
@@ -29,3 +30,4 @@ enum CacheStatus: String, Sendable {
         }
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import HTTPCaching
 import HTTPTypes
 
@@ -38,3 +39,4 @@ enum Conditional {
         return tags
     }
 }
+#endif

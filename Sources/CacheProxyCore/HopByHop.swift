@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import HTTPTypes
 
 /// The header fields that belong to one connection and that a proxy drops in both directions
@@ -41,3 +42,4 @@ extension StringProtocol {
         return slice
     }
 }
+#endif

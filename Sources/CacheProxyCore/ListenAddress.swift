@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 /// Where a ``CacheProxy`` listens: a host and a port (0 picks a free one).
 public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
     /// The host or IP address to bind, such as `127.0.0.1`, `0.0.0.0` or `::1`.
@@ -41,3 +42,4 @@ public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
+#endif

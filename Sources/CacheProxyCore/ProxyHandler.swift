@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import CachingClient
 import HTTPTypes
 import HummingbirdCore
@@ -94,3 +95,4 @@ struct ProxyHandler: Sendable {
 
     private static let host = HTTPField.Name("Host")!
 }
+#endif

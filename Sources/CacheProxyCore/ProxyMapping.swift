@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import CachingClient
 import HTTPCaching
 import HTTPTypes
@@ -92,3 +93,4 @@ enum ProxyMapping {
         return (response, Array(message.utf8))
     }
 }
+#endif

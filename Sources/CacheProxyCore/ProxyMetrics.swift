@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import Metrics
 
 /// The proxy's counters, one per ``CacheStatus`` (documented in docs/cache-proxy.md).
@@ -35,3 +36,4 @@ struct ProxyMetrics: Sendable {
         }
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 /// The origin a ``CacheProxy`` forwards to: a scheme, an authority and an optional path prefix,
 /// parsed from a URL such as `http://127.0.0.1:8000` or `https://api.example.com/v1`.
 public struct Upstream: Hashable, Sendable, CustomStringConvertible {
@@ -42,3 +43,4 @@ public struct Upstream: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(scheme)://\(authority)\(pathPrefix)" }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import AsyncHTTPClientTransport
 import CachingClient
 import HTTPTypes
@@ -15,3 +16,4 @@ struct UpstreamTransport: HTTPTransport {
         return answer
     }
 }
+#endif

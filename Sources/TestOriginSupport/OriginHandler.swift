@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 
@@ -79,3 +80,4 @@ extension ChannelHandlerContext {
         eventLoop.makePromise(of: Void.self)
     }
 }
+#endif

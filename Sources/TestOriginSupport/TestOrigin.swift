@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -292,3 +293,4 @@ package enum Socket {
         }
     }
 }
+#endif

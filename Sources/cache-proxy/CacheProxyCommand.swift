@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import ArgumentParser
 import CacheProxyCore
 import CacheTiers
@@ -107,3 +108,4 @@ struct CacheProxyCommand: AsyncParsableCommand {
         logger.info("stopped")
     }
 }
+#endif

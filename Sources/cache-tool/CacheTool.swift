@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import ArgumentParser
 import CacheTiers
 import Foundation
@@ -93,3 +94,4 @@ struct StoreOptions: ParsableArguments {
         )
     }
 }
+#endif

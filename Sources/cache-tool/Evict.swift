@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import ArgumentParser
 import CacheTiers
 
@@ -27,3 +28,4 @@ struct Evict: ParsableCommand {
         print("dropped \(dropped.segments) segments (\(dropped.entries) entries): \(before) -> \(after) bytes")
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import ArgumentParser
 import CacheTiers
 import Foundation
@@ -204,3 +205,4 @@ struct Rekey: ParsableCommand {
         print("re-sealed \(resealed) records with the key of \(options.keys.keyFile ?? "")")
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import NIOHTTP1
 import Synchronization
 import TestOriginSupport
@@ -74,3 +75,4 @@ import Testing
         try await f.stop()
     }
 }
+#endif

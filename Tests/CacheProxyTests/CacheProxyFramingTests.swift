@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import TestOriginSupport
 import Testing
 
@@ -52,3 +53,4 @@ import Testing
         try await f.stop()
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import CacheTestSupport
 import HTTPCaching
 import NIOHTTP1
@@ -149,3 +150,4 @@ import Testing
         }
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import HTTPCaching
 import NIOHTTP1
 import TestOriginSupport
@@ -107,3 +108,4 @@ import Testing
         try await f.stop()
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import NIOHTTP1
 import TestOriginSupport
 import Testing
@@ -117,3 +118,4 @@ import Testing
         try await f.stop()
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import CachingClient
 import HTTPTypes
 import Testing
@@ -137,3 +138,4 @@ import Testing
         #expect(kept.map(\.value) == ["1", "2"] && kept[values: .setCookie] == ["1", "2"])
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import Foundation
 import Testing
@@ -137,3 +138,4 @@ import Testing
         #expect(try tool(["remove", cache, "users/\(EncryptionTests.marker)", "--key-file", newKeyFile]).status == 0)
     }
 }
+#endif

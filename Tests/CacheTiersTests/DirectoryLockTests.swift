@@ -22,11 +22,13 @@ import Testing
             let error = #expect(throws: CacheError.self) { try DiskTier(configuration: .init(directory: path)) }
             #expect(error?.code == .directoryLocked)
 
+            #if Tools
             // Another process: cache-tool put must refuse, and write nothing.
             try #require(FileManager.default.isExecutableFile(atPath: CacheToolTests.toolPath))
             let run = try CacheToolTests().tool(["put", path, "k"], input: Array("theirs".utf8))
             #expect(run.status != 0 && run.error.contains("in use"))
             #expect(await owner.entry(for: "k")?.value == Array("mine".utf8))
+            #endif
 
             // A replaced lock file changes nothing either.
             #expect(FileManager.default.createFile(atPath: path + "/lock", contents: Data()))

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import Foundation
 import Testing
@@ -119,3 +120,4 @@ import Testing
         #expect(newest.status == 0 && newest.output == SampleData.random(count: 20_000, seed: 39))
     }
 }
+#endif

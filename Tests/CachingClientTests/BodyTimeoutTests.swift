@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import AsyncHTTPClientTransport
 import HTTPCaching
 import HTTPTypes
@@ -52,3 +53,4 @@ import Testing
         await f.stop()
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -171,3 +172,4 @@ extension UserInfoValue {
         #expect(valid.validationWindow == .seconds(9))
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import CacheTestSupport
 import CacheTiers
@@ -121,3 +122,4 @@ import Testing
         #expect(online.source == .cache && client.networkRequestCount == 0)
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -167,3 +168,4 @@ actor EventRecorder: CachingHTTPClientDelegate {
         await f.stop()
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import Foundation
 import HTTPCaching
 import HTTPTypes
@@ -136,3 +137,4 @@ import Testing
         #expect(Self.kind(plan) == row.expected)
     }
 }
+#endif

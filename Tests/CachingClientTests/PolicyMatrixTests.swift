@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import Foundation
 import HTTPCaching
 import HTTPTypes
@@ -65,3 +66,4 @@ import Testing
         await f.stop()
     }
 }
+#endif

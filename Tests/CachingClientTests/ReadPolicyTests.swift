@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import Foundation
 import HTTPCaching
 import HTTPTypes
@@ -176,3 +177,4 @@ extension FreshnessClass {
         await f.stop()
     }
 }
+#endif

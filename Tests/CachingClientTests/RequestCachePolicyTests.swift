@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import CacheTiers
 import Foundation
 import HTTPCaching
@@ -186,3 +187,4 @@ import Testing
         await f.stop()
     }
 }
+#endif

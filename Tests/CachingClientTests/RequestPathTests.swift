@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import CacheTiers
 import Foundation
 import HTTPCaching
@@ -143,3 +144,4 @@ extension Array {
         return result
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import Foundation
 import HTTPCaching
 import HTTPTypes
@@ -121,3 +122,4 @@ import Testing
         #expect([1, 2, 3, 4, 5, 100].map { policy.ceiling(afterFailures: $0) } == [0.5, 1, 2, 3, 3, 3])
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import Foundation
 import TestOriginSupport
 import Testing
@@ -42,3 +43,4 @@ import Testing
         }
     }
 }
+#endif

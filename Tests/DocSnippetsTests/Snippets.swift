@@ -12,8 +12,8 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdLayeredCache
 
-// README.md:80
-func README_line80() async throws {
+// README.md:105
+func README_line105() async throws {
 
     // A memory tier over a crash-safe, compressed disk tier.
     let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp", capacityBytes: 1 << 30))
@@ -35,8 +35,8 @@ func README_line80() async throws {
     _ = json
 }
 
-// README.md:102
-func README_line102() async throws {
+// README.md:127
+func README_line127() async throws {
 
     let responses = try ResponseCache(
         configuration: .init(
@@ -74,8 +74,8 @@ func README_line102() async throws {
     _ = received
 }
 
-// README.md:136
-func README_line136() async throws {
+// README.md:161
+func README_line161() async throws {
 
     let client = CachingHTTPClient(transport: HTTPClientTransport(), cache: responses)
     let result = await client.fetch(request, policy: .cacheFirst, freshness: .interactive)
@@ -85,8 +85,8 @@ func README_line136() async throws {
     _ = result
 }
 
-// README.md:149
-func README_line149() async throws {
+// README.md:174
+func README_line174() async throws {
     struct SessionDelegate: CachingHTTPClientDelegate {
         let vault: Vault  // an actor
         func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
@@ -106,8 +106,8 @@ func README_line149() async throws {
     _ = app
 }
 
-// README.md:171
-func README_line171() async throws {
+// README.md:196
+func README_line196() async throws {
 
     let router = Router()
     router.add(middleware: try ResponseCacheMiddleware(configuration: .init(cacheStatusName: "myapp")))

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Hummingbird
 import CacheTestSupport
 import CachingClient
 import HTTPCaching
@@ -361,3 +362,4 @@ struct AsyncChunks: AsyncSequence, Sendable {
     }
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(chunks: chunks) }
 }
+#endif

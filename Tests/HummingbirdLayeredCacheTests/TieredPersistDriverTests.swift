@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Hummingbird
 import CacheTestSupport
 import CacheTiers
 import Hummingbird
@@ -89,3 +90,4 @@ import Testing
         try await second.cache.disk?.close()
     }
 }
+#endif

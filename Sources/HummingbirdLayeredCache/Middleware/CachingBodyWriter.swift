@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Hummingbird
 import CachingClient
 import HTTPCaching
 import HTTPTypes
@@ -82,3 +83,4 @@ struct Storing: Sendable {
         }
     }
 }
+#endif

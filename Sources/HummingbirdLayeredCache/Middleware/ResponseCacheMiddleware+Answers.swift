@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Hummingbird
 import HTTPCaching
 import HTTPTypes
 import Hummingbird
@@ -115,3 +116,4 @@ enum CacheStatusValue: Sendable, Equatable {
         }
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Hummingbird
 public import CachingClient
 public import HTTPCaching
 import HTTPTypes
@@ -270,3 +271,4 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
         Response(status: .gatewayTimeout, headers: [.cacheControl: "no-store"])
     }
 }
+#endif

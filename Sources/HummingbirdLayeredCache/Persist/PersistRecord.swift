@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Hummingbird
 import CacheTiers
 
 #if canImport(FoundationEssentials)
@@ -28,3 +29,4 @@ enum PersistRecord {
         return Date(millisecondsSince1970: Int64(bitPattern: milliseconds))
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Hummingbird
 public import CacheTiers
 public import Hummingbird
 import Synchronization
@@ -153,3 +154,4 @@ private final class KeysInFlight: Sendable {
 
     func release(_ key: String) { _ = keys.withLock { $0.remove(key) } }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import AsyncHTTPClient
 import CacheTiers
 import Foundation
@@ -151,3 +152,4 @@ final class ManualDate: Sendable {
         current.withLock { $0 += TimeInterval(seconds) }
     }
 }
+#endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Proxy
 import Foundation
 
 #if canImport(Glibc)
@@ -74,3 +75,4 @@ enum RawConnection {
         }
     }
 }
+#endif

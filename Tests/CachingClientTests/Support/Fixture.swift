@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import AsyncHTTPClientTransport
 import CacheTiers
@@ -66,3 +67,4 @@ struct Fixture {
 extension FetchResult {
     var text: String? { body.map { String(decoding: $0, as: UTF8.self) } }
 }
+#endif

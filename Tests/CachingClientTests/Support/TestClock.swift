@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if AsyncHTTPClient
 import Foundation
 import Synchronization
 
@@ -82,3 +83,4 @@ final class TestClock: Clock, Sendable {
         while sleeperCount < count { await Task.yield() }
     }
 }
+#endif
