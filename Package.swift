@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
         .library(name: "CachingClient", targets: ["CachingClient"]),
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
+        .library(name: "PostgresCacheTier", targets: ["PostgresCacheTier"]),
         .executable(name: "cache-tool", targets: ["cache-tool"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
         .executable(name: "cache-proxy", targets: ["cache-proxy"]),
@@ -28,6 +29,8 @@ let package = Package(
         // HummingbirdCore only (the HTTP/1.1 server), without the swift-configuration trait.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: []),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
     ],
     targets: [
         .systemLibrary(
@@ -46,6 +49,20 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The shared tier on PostgreSQL: the only module that imports PostgresNIO.
+        .target(
+            name: "PostgresCacheTier",
+            dependencies: [
+                "CacheTiers",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -104,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "cache-proxy",
             dependencies: [
-                "CacheProxyCore", "HTTPCaching", "CacheTiers",
+                "CacheProxyCore", "HTTPCaching", "CacheTiers", "PostgresCacheTier",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -127,7 +144,8 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "CacheTiers", "HTTPCaching", "CachingClient", "CLZ4", "CacheTestSupport",
-                "AsyncHTTPClientTransport", "TestOriginSupport",
+                "AsyncHTTPClientTransport", "TestOriginSupport", "PostgresCacheTier",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -158,6 +176,15 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "PostgresCacheTierTests",
+            dependencies: [
+                "PostgresCacheTier", "CacheTiers", "CacheTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

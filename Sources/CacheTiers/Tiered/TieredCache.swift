@@ -34,6 +34,8 @@ public struct TieredCache: Sendable, Service {
         public var disk: DiskTier.Usage?
         /// Every lower tier's usage, in order (the disk tier's first when there is one).
         public var lowerTiers: [CacheUsage]
+        /// The shared tier's usage, when there is one and it answered.
+        public var shared: CacheUsage?
     }
 
     /// The memory tier.
@@ -42,19 +44,50 @@ public struct TieredCache: Sendable, Service {
     public let disk: DiskTier?
     /// The tiers below memory, asked in order.
     public let lowerTiers: [any CacheTier]
+    /// The tier shared with other instances, asked after the lower tiers, when there is one.
+    public let shared: (any SharedCacheTier)?
+    /// How the shared tier is used.
+    public let sharedOptions: SharedOptions
+    /// The queue of writes to the shared tier, when there is one.
+    let writeThrough: WriteThroughQueue?
 
     /// Creates a cache of a memory tier over an optional disk tier.
     public init(memory: MemoryTier, disk: DiskTier?) {
-        self.memory = memory
-        self.disk = disk
-        self.lowerTiers = disk.map { [$0] } ?? []
+        self.init(memory: memory, lowerTiers: disk.map { [$0] } ?? [])
     }
 
     /// Creates a cache of a memory tier over the given lower tiers, asked in order.
     public init(memory: MemoryTier, lowerTiers: [any CacheTier]) {
+        self.init(memory: memory, lowerTiers: lowerTiers, shared: nil)
+    }
+
+    /// Creates a cache of a memory tier over the given lower tiers and a tier shared with other
+    /// instances of the app (see ``SharedCacheTier``).
+    ///
+    /// Reads ask memory, the lower tiers, then the shared tier; a shared hit is promoted to the
+    /// lower tiers and to memory. Writes that `options` lets through are queued for the shared tier
+    /// and written by ``run()``; removals are queued too and broadcast, and ``run()`` drops the
+    /// keys other instances removed.
+    /// - Parameters:
+    ///   - memory: the memory tier.
+    ///   - lowerTiers: the tiers below memory (the disk tier first), asked in order.
+    ///   - shared: the shared tier, or nil.
+    ///   - options: how the shared tier is used.
+    public init(
+        memory: MemoryTier,
+        lowerTiers: [any CacheTier],
+        shared: (any SharedCacheTier)?,
+        options: SharedOptions = .init()
+    ) {
         self.memory = memory
         self.disk = lowerTiers.first as? DiskTier
         self.lowerTiers = lowerTiers
+        self.shared = shared
+        self.sharedOptions = options
+        self.writeThrough =
+            shared == nil
+            ? nil
+            : WriteThroughQueue(lanes: options.writers, maximumPendingBytes: options.maximumPendingBytes)
     }
 
     /// The entry for `key`: memory first, then each lower tier; a lower-tier hit is promoted.
@@ -124,7 +157,7 @@ public struct TieredCache: Sendable, Service {
             memory.promote(found, for: key, ifUnchangedSince: generation)
             return found
         }
-        return nil
+        return await sharedEntry(for: key, memoryGeneration: generation, attaches: attaches, attach: attach)
     }
 
     /// Stores `entry` for `key` as `policy` allows.
@@ -138,6 +171,7 @@ public struct TieredCache: Sendable, Service {
         } else {
             memory.remove(key)
         }
+        writeThrough(entry, for: key, policy: policy)
         var firstError: (any Error)?
         for tier in lowerTiers {
             do {
@@ -158,6 +192,7 @@ public struct TieredCache: Sendable, Service {
     @discardableResult
     public func remove(_ key: CacheKey) async throws -> Bool {
         var removed = memory.remove(key) != nil
+        writeThrough?.enqueueRemove(key, broadcast: true)
         for tier in lowerTiers where try await tier.remove(key) {
             removed = true
         }
@@ -167,6 +202,7 @@ public struct TieredCache: Sendable, Service {
     /// Removes every entry from every tier.
     public func removeAll() async throws {
         memory.removeAll()
+        try? await shared?.removeAll()
         for tier in lowerTiers {
             try await tier.removeAll()
         }
@@ -175,6 +211,7 @@ public struct TieredCache: Sendable, Service {
     /// Removes the entries stored at or after `date` from every tier.
     public func removeEntries(storedSince date: Date) async throws {
         memory.removeEntries(storedSince: date)
+        try? await shared?.removeEntries(storedSince: date)
         for tier in lowerTiers {
             _ = try await tier.removeEntries(storedSince: date)
         }
@@ -190,22 +227,30 @@ public struct TieredCache: Sendable, Service {
     public func usage() async -> Usage {
         var lower: [CacheUsage] = []
         for tier in lowerTiers { lower.append(await tier.tierUsage) }
-        return Usage(memory: memory.usage, disk: await disk?.usage, lowerTiers: lower)
+        return Usage(memory: memory.usage, disk: await disk?.usage, lowerTiers: lower, shared: await shared?.sharedUsage)
     }
 
     /// Closes every lower tier (the disk tier releases its directory after a last index
-    /// snapshot); the memory tier keeps what it holds.
+    /// snapshot) and the shared tier; the memory tier keeps what it holds.
     /// - Throws: the first lower tier's error; every tier is asked to close all the same.
     public func close() async throws {
         var firstError: (any Error)?
+        writeThrough?.finish()
+        do { try await shared?.close() } catch { firstError = error }
         for tier in lowerTiers {
             do { try await tier.close() } catch { firstError = firstError ?? error }
         }
         if let firstError { throw firstError }
     }
 
-    /// Runs the disk tier's maintenance until cancelled or until graceful shutdown.
+    /// Runs the disk tier's maintenance, and the shared tier's work (its connections, the writes
+    /// queued for it, and dropping what other instances removed), until cancelled or until
+    /// graceful shutdown.
     public func run() async throws {
-        try await disk?.run()
+        guard let shared, let writeThrough else {
+            try await disk?.run()
+            return
+        }
+        try await runWithShared(shared, writeThrough: writeThrough)
     }
 }
