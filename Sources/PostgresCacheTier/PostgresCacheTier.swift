@@ -277,6 +277,7 @@ public final class PostgresCacheTier: SharedCacheTier {
             return result
         } catch {
             let failures = state.withLock {
+                $0.schemaReady = false  // a new server may need the table again
                 $0.breaker.recordFailure(at: .now)
                 return $0.breaker.failures
             }

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import CacheTestSupport
+import CacheTiers
+import Foundation
+import Synchronization
+import PostgresCacheTier
+import Testing
+
+/// The throwaway server that scripts/with-postgres.sh starts (`make test` does): its URL, and a
+/// script that crashes and restarts it.
+enum TestDatabase {
+    static let environment = ProcessInfo.processInfo.environment
+    static let url = environment["LAYEREDCACHE_POSTGRES_URL"]
+    static let control = environment["LAYEREDCACHE_POSTGRES_CONTROL"]
+    /// In CI the tests run, and fail, without a server; elsewhere they are skipped.
+    static let isEnabled = url != nil || environment["CI"] == "true"
+    static let skipReason: Comment =
+        "no PostgreSQL server: LAYEREDCACHE_POSTGRES_URL is not set (make test starts one with scripts/with-postgres.sh)"
+
+    static func requireURL() throws -> String {
+        try #require(url, "CI=true but LAYEREDCACHE_POSTGRES_URL is not set: the shared-tier tests need a server")
+    }
+
+    /// A table of its own for one test.
+    static func uniqueTable() -> String {
+        "t\(UInt32.random(in: 0...UInt32.max))_\(UInt16.random(in: 0...UInt16.max))"
+    }
+
+    /// Runs the control script with `action` (`stop`: pg_ctl stop -m immediate; `start`) in a child
+    /// process, without blocking a cooperative thread.
+    static func server(_ action: String) async throws {
+        let control = try #require(control, "LAYEREDCACHE_POSTGRES_CONTROL is not set")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [control, action]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+        #expect(status == 0, "server \(action) exited with \(status)")
+    }
+}
+
+/// One "instance" of an app: a memory tier, a disk tier in its own directory and the shared tier.
+struct Instance: Sendable {
+    let cache: TieredCache
+    let shared: PostgresCacheTier
+    let directory: TemporaryDirectory
+
+    init(url: String, table: String, configure: (inout PostgresCacheTier.Configuration) -> Void = { _ in }) throws {
+        directory = TemporaryDirectory("shared")
+        let disk = try DiskTier(configuration: .init(directory: directory.path, capacityBytes: 64 << 20))
+        var configuration = PostgresCacheTier.Configuration(url: url, table: table, sweepInterval: .seconds(3600))
+        configure(&configuration)
+        shared = try PostgresCacheTier(configuration: configuration)
+        cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
+    }
+
+    /// A request: the cache's answer, or the origin's (counted) stored through the cache.
+    func fetch(_ key: CacheKey, origin: Counter) async throws -> [UInt8] {
+        if let hit = await cache.entry(for: key) { return hit.value }
+        origin.increment()
+        let value = SampleData.versioned(key: key.string, version: 1)
+        try await cache.set(CacheEntry(value: value, storedAt: Date()), for: key)
+        return value
+    }
+}
+
+/// Runs `body` with `count` instances on one table, each running (pool, listener, writers) until
+/// `body` returns.
+func withInstances(
+    _ count: Int,
+    table: String = TestDatabase.uniqueTable(),
+    configure: @escaping (inout PostgresCacheTier.Configuration) -> Void = { _ in },
+    _ body: ([Instance]) async throws -> Void
+) async throws {
+    let url = try TestDatabase.requireURL()
+    let instances = try (0..<count).map { _ in try Instance(url: url, table: table, configure: configure) }
+    defer { for instance in instances { instance.directory.remove() } }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for instance in instances {
+            group.addTask { try await instance.cache.run() }
+        }
+        do {
+            try await body(instances)
+        } catch {
+            group.cancelAll()
+            throw error
+        }
+        group.cancelAll()
+    }
+    for instance in instances { try? await instance.cache.close() }
+}
+
+/// A thread-safe counter of origin fetches.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
+}
+
+/// Polls `condition` every few milliseconds until it holds, or fails after `timeout`: the
+/// condition is work another process does (a NOTIFY delivered, a server back), so there is no
+/// event to await; no sleep stands in for it.
+@discardableResult
+func waitUntil(
+    timeout: Duration = .seconds(5),
+    _ condition: @Sendable () async -> Bool,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> Duration {
+    let start = ContinuousClock.now
+    while !(await condition()) {
+        guard ContinuousClock.now - start < timeout else {
+            Issue.record("condition not met within \(timeout)", sourceLocation: sourceLocation)
+            return ContinuousClock.now - start
+        }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+    return ContinuousClock.now - start
+}
