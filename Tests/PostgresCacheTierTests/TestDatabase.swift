@@ -28,23 +28,31 @@ enum TestDatabase {
     }
 
     /// Runs the control script with `action` (`stop`: pg_ctl stop -m immediate; `start`) in a child
-    /// process, without blocking a cooperative thread.
+    /// process, waited for on a thread of its own so that no cooperative thread blocks.
     static func server(_ action: String) async throws {
         let control = try #require(control, "LAYEREDCACHE_POSTGRES_CONTROL is not set")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [control, action]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                continuation.resume(throwing: error)
-            }
+        let status: Int32 = await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: spawnAndWait(["/bin/sh", control, action])) }.start()
         }
         #expect(status == 0, "server \(action) exited with \(status)")
+    }
+
+    /// posix_spawn, output to /dev/null, then waitpid: the exit status, or -1.
+    private static func spawnAndWait(_ arguments: [String]) -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid = pid_t()
+        guard posix_spawn(&pid, arguments[0], &actions, nil, argv, environ) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { return -1 }
+        }
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
     }
 }
 
