@@ -76,6 +76,13 @@ public struct ResponseCache: Sendable, Service {
         /// The disk tier; nil keeps responses in memory only. Defaults to nil. Its `now` and
         /// `logger` are the disk tier's own (set them there too when tests inject a clock).
         public var disk: DiskTier.Configuration?
+        /// A tier shared with the app's other instances (a `PostgresCacheTier`, from the
+        /// PostgresCacheTier module), read after the disk tier and written in the background; nil
+        /// for none. Defaults to nil. See docs/shared-tier.md.
+        public var shared: (any SharedCacheTier)?
+        /// How the shared tier is used (whether `.allowed` responses reach it, the write queue's
+        /// bound). Defaults to `TieredCache.SharedOptions()`.
+        public var sharedOptions: TieredCache.SharedOptions
         /// Shared or private. Defaults to private.
         public var mode: Mode
         /// The hook every stored response passes through first. Defaults to ``WillCache/identity``.
@@ -90,6 +97,8 @@ public struct ResponseCache: Sendable, Service {
         public init(
             memory: MemoryTier.Configuration = .init(),
             disk: DiskTier.Configuration? = nil,
+            shared: (any SharedCacheTier)? = nil,
+            sharedOptions: TieredCache.SharedOptions = .init(),
             mode: Mode = .private,
             willCache: WillCache = .identity,
             logger: Logger = Logger(label: "LayeredCache.ResponseCache", factory: { _ in SwiftLogNoOpLogHandler() }),
@@ -97,6 +106,8 @@ public struct ResponseCache: Sendable, Service {
         ) {
             self.memory = memory
             self.disk = disk
+            self.shared = shared
+            self.sharedOptions = sharedOptions
             self.mode = mode
             self.willCache = willCache
             self.logger = logger
@@ -125,7 +136,8 @@ public struct ResponseCache: Sendable, Service {
     /// The RFC 9111 rules for the configured mode.
     public let rules: CacheRules
 
-    /// Opens a response cache: a memory tier, and a disk tier when the configuration has one.
+    /// Opens a response cache: a memory tier, a disk tier and a shared tier when the configuration
+    /// has them.
     /// - Throws: ``HTTPCachingError/Code/invalidArgument`` for an invalid memory configuration;
     ///   ``HTTPCachingError/Code/storage`` when the disk tier cannot be opened, with the tier's
     ///   `CacheError` as ``HTTPCachingError/underlying`` (for example `directoryLocked`, or
@@ -145,7 +157,13 @@ public struct ResponseCache: Sendable, Service {
                 )
             }
         }
-        self.init(configuration: configuration, tiers: TieredCache(memory: memory, disk: disk))
+        let tiers = TieredCache(
+            memory: memory,
+            lowerTiers: disk.map { [$0] } ?? [],
+            shared: configuration.shared,
+            options: configuration.sharedOptions
+        )
+        self.init(configuration: configuration, tiers: tiers)
     }
 
     /// A response cache over tiers the caller built (the configuration's tier settings are then
@@ -167,7 +185,8 @@ public struct ResponseCache: Sendable, Service {
         get async { await tiers.disk?.usage.bytes ?? 0 }
     }
 
-    /// Runs the disk tier's maintenance until cancelled or until graceful shutdown.
+    /// Runs the disk tier's maintenance and the shared tier's work until cancelled or until
+    /// graceful shutdown.
     public func run() async throws {
         try await tiers.run()
     }
