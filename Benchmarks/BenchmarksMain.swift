@@ -79,7 +79,8 @@ struct BenchmarksMain: AsyncParsableCommand {
         ]
         // A filter naming suites runs only those; any other filter runs every suite and keeps the
         // rows whose workload contains it.
-        let named = (suites + namedOnly).filter { suite in filter.map { suite.name.contains($0) } ?? false }
+        let named =
+            (suites + namedOnly).filter { suite in filter.map { suite.name.contains($0) } ?? false }
             + (filter == nil ? suites : [])
         let loadBefore = ResultExport.loadAverage()
         let clock = ContinuousClock()

@@ -77,31 +77,28 @@ enum SharedTierBenchmarks {
                     """
                 )
                 var found = false
-                for try await row in rows.decode((ByteBuffer, ByteBuffer, ByteBuffer, Int16, Int32, Int64, Int64, Int64).self) {
+                for try await row in rows.decode(
+                    (ByteBuffer, ByteBuffer, ByteBuffer, Int16, Int32, Int64, Int64, Int64).self
+                ) {
                     blackHole(row)
                     found = true
                 }
                 guard found else { throw BenchmarkFailure("bare miss") }
             }
-            let workload = "shared-tier hit \(size / 1024) KiB JSON"
-            var theirs = BenchmarkResult(
-                workload: workload,
-                subject: "postgres-nio SELECT (bare)",
-                detail: "same row, same statement"
-            )
-            theirs.take(physical)
-            theirs.tasks = tasks
-            theirs.valueBytes = size
-            var row = BenchmarkResult(
-                workload: workload,
-                subject: "PostgresCacheTier.entry",
-                detail: "verify + LZ4 decode"
-            )
-            row.take(ours)
-            row.tasks = tasks
-            row.valueBytes = size
-            row.ratio = ours.p50 / physical.p50
-            results += [theirs, row]
+            func row(_ subject: String, _ detail: String, _ summary: LatencySummary) -> BenchmarkResult {
+                var row = BenchmarkResult(
+                    workload: "shared-tier hit \(size / 1024) KiB JSON",
+                    subject: subject,
+                    detail: detail
+                )
+                row.take(summary)
+                row.tasks = tasks
+                row.valueBytes = size
+                return row
+            }
+            var ourRow = row("PostgresCacheTier.entry", "verify + LZ4 decode", ours)
+            ourRow.ratio = ours.p50 / physical.p50
+            results += [row("postgres-nio SELECT (bare)", "same row, same statement", physical), ourRow]
         }
         return results
     }

@@ -70,7 +70,10 @@ extension PostgresCacheTier {
             initialBackoff: Duration = .milliseconds(100),
             maximumBackoff: Duration = .seconds(2),
             encryption: EncryptionKey? = nil,
-            logger: Logger = Logger(label: "LayeredCache.PostgresCacheTier", factory: { _ in SwiftLogNoOpLogHandler() }),
+            logger: Logger = Logger(
+                label: "LayeredCache.PostgresCacheTier",
+                factory: { _ in SwiftLogNoOpLogHandler() }
+            ),
             metricsFactory: (any MetricsFactory)? = nil,
             now: @escaping @Sendable () -> Date = { Date() }
         ) {

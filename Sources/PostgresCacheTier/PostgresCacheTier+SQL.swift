@@ -44,7 +44,10 @@ extension PostgresCacheTier {
                 "CREATE INDEX IF NOT EXISTS \(unescaped: table)_expires_at ON \(unescaped: table) (expires_at)",
                 logger: self.logger
             )
-            try await connection.query("COMMENT ON TABLE \(unescaped: table) IS '\(unescaped: version)'", logger: self.logger)
+            try await connection.query(
+                "COMMENT ON TABLE \(unescaped: table) IS '\(unescaped: version)'",
+                logger: self.logger
+            )
         }
     }
 

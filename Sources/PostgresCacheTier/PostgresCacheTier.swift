@@ -94,7 +94,8 @@ public final class PostgresCacheTier: SharedCacheTier {
         clientConfiguration.options.maximumConnections = configuration.maximumConnections
         clientConfiguration.options.connectTimeout = configuration.connectTimeout
         clientConfiguration.options.keepAliveBehavior = .init(frequency: .seconds(10))
-        let statementTimeout = configuration.writeTimeout.components.seconds * 1000
+        let statementTimeout =
+            configuration.writeTimeout.components.seconds * 1000
             + configuration.writeTimeout.components.attoseconds / 1_000_000_000_000_000
         clientConfiguration.options.additionalStartupParameters = [
             ("statement_timeout", "\(max(1, statementTimeout))"),
@@ -107,7 +108,12 @@ public final class PostgresCacheTier: SharedCacheTier {
         self.instanceID = String(generator.next(), radix: 36)
         self.metrics = SharedMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
         self.state = Mutex(
-            State(breaker: Breaker(initialBackoff: configuration.initialBackoff, maximumBackoff: configuration.maximumBackoff))
+            State(
+                breaker: Breaker(
+                    initialBackoff: configuration.initialBackoff,
+                    maximumBackoff: configuration.maximumBackoff
+                )
+            )
         )
     }
 
@@ -232,6 +238,8 @@ public final class PostgresCacheTier: SharedCacheTier {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.client.run() }
+                // Connect and make the table now, so that the first read does not pay for it.
+                group.addTask { _ = try? await self.perform(timeout: self.configuration.writeTimeout) {} }
                 group.addTask { await self.listen(onInvalidation) }
                 group.addTask { await self.sweepLoop() }
             }

@@ -66,7 +66,10 @@ struct SharedRow: Hashable, Sendable {
         )
         if let sealer {
             row.flags.insert(.sealed)
-            row.value = try sealer.seal(Self.payload(key: keyBytes, metadata: entry.metadata, value: stored), header: row.header)
+            row.value = try sealer.seal(
+                Self.payload(key: keyBytes, metadata: entry.metadata, value: stored),
+                header: row.header
+            )
             row.key = []
             row.metadata = []
         }

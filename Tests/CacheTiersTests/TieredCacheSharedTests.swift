@@ -58,7 +58,10 @@ import Testing
             let shared = FakeSharedTier()
             let cache = try makeCache(directory, shared: shared, options: .init(maximumPendingBytes: 1000))
             for index in 0..<10 {
-                try await cache.set(entry(versionedValue("k\(index)", version: 1, size: 400)), for: CacheKey("k\(index)"))
+                try await cache.set(
+                    entry(versionedValue("k\(index)", version: 1, size: 400)),
+                    for: CacheKey("k\(index)")
+                )
             }
             let statistics = cache.sharedWriteStatistics
             // The writes queued until 1000 bytes were waiting, and no more.

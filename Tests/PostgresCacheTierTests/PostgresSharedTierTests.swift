@@ -29,7 +29,11 @@ struct PostgresSharedTierTests {
             #expect(await a.shared.sharedUsage?.entryCount == 1)
             // Memory-only entries never reach the table.
             let secret: CacheKey = "GET https://example.com/secret"
-            try await a.cache.set(CacheEntry(value: [1, 2, 3], storedAt: Date()), for: secret, policy: .allowedInMemoryOnly)
+            try await a.cache.set(
+                CacheEntry(value: [1, 2, 3], storedAt: Date()),
+                for: secret,
+                policy: .allowedInMemoryOnly
+            )
             try await waitUntil { a.cache.sharedWriteStatistics.written == 2 }
             #expect(await b.cache.entry(for: secret) == nil)
         }
@@ -60,14 +64,17 @@ struct PostgresSharedTierTests {
             #expect(b.shared.statistics.invalidationsReceived == 20)
             #expect(a.shared.statistics.invalidationsReceived == 0)  // its own are ignored
             delays.sort()
-            print("shared tier invalidation delay (remove on one instance -> gone from the other's memory and disk):"
-                + " p50 \(delays[delays.count / 2]), max \(delays[delays.count - 1]) over \(delays.count)")
+            print(
+                "shared tier invalidation delay (remove on one instance -> gone from the other's memory and disk):"
+                    + " p50 \(delays[delays.count / 2]), max \(delays[delays.count - 1]) over \(delays.count)"
+            )
         }
     }
 
     @Test func aDatabaseCrashMidTrafficFailsNoRequestAndReturnsNoWrongBytes() async throws {
         try #require(TestDatabase.control != nil, "LAYEREDCACHE_POSTGRES_CONTROL is not set")
-        try await withInstances(2, configure: { $0.readTimeout = .milliseconds(200) }) { instances in
+        let shortReads: Configure = { $0.readTimeout = .milliseconds(200) }
+        try await withInstances(2, configure: shortReads) { instances in
             let origin = Counter()
             let requests = Counter()
             let wrong = Counter()
@@ -113,7 +120,8 @@ struct PostgresSharedTierTests {
     @Test(arguments: [false, true])
     func aTamperedRowIsAMissAndIsDeleted(encrypted: Bool) async throws {
         let key = encrypted ? EncryptionKey.random() : nil
-        try await withInstances(2, configure: { $0.encryption = key }) { instances in
+        let sealed: Configure = { $0.encryption = key }
+        try await withInstances(2, configure: sealed) { instances in
             let (a, b) = (instances[0], instances[1])
             let origin = Counter()
             let cacheKey: CacheKey = "GET https://example.com/tampered"
@@ -140,15 +148,13 @@ struct PostgresSharedTierTests {
 
     @Test func expiredRowsMissAndAreSweptAndTheBudgetDropsTheOldest() async throws {
         let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-        try await withInstances(
-            1,
-            configure: {
-                $0.now = { now.withLock { $0 } }
-                $0.timeToLive = .seconds(60)
-                $0.capacityBytes = 20_000
-                $0.admissionFraction = 0.5
-            }
-        ) { instances in
+        let small: Configure = {
+            $0.now = { now.withLock { $0 } }
+            $0.timeToLive = .seconds(60)
+            $0.capacityBytes = 20_000
+            $0.admissionFraction = 0.5
+        }
+        try await withInstances(1, configure: small) { instances in
             let tier = instances[0].shared
             let start = now.withLock { $0 }
             for index in 0..<10 {

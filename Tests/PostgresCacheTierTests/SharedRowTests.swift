@@ -48,14 +48,24 @@ import Testing
     @Test func aDigestCollisionIsAMissAndKeysMustMatchTheCipher() throws {
         let row = try SharedRow.encode(Self.entry, for: Self.key, expiresAtMillis: 0, sealer: nil)
         #expect(throws: SharedRow.Failure.otherKey) { try row.decode(for: "other", sealer: nil) }
-        let sealed = try SharedRow.encode(Self.entry, for: Self.key, expiresAtMillis: 0, sealer: RowSealer(key: .random()))
-        #expect(throws: SharedRow.Failure.damaged) { try sealed.decode(for: Self.key, sealer: RowSealer(key: .random())) }
+        let sealed = try SharedRow.encode(
+            Self.entry,
+            for: Self.key,
+            expiresAtMillis: 0,
+            sealer: RowSealer(key: .random())
+        )
+        #expect(throws: SharedRow.Failure.damaged) {
+            try sealed.decode(for: Self.key, sealer: RowSealer(key: .random()))
+        }
         #expect(throws: SharedRow.Failure.damaged) { try sealed.decode(for: Self.key, sealer: nil) }
         #expect(throws: SharedRow.Failure.damaged) { try row.decode(for: Self.key, sealer: RowSealer(key: .random())) }
     }
 
     @Test func incompressibleValuesAreStoredRaw() throws {
-        let entry = CacheEntry(value: SampleData.random(count: 1000), storedAt: Date(millisecondsSince1970: 1_700_000_000_500))
+        let entry = CacheEntry(
+            value: SampleData.random(count: 1000),
+            storedAt: Date(millisecondsSince1970: 1_700_000_000_500)
+        )
         let row = try SharedRow.encode(entry, for: "r", expiresAtMillis: 10, sealer: nil)
         #expect(!row.flags.contains(.compressed) && row.value == entry.value)
         #expect(try row.decode(for: "r", sealer: nil) == entry)
@@ -81,12 +91,18 @@ import Testing
     }
 
     @Test func urlsAreParsedAndBadOnesRefused() throws {
-        let configuration = try PostgresURL.clientConfiguration("postgres://cache:s3cret@db.internal:6543/app?sslmode=disable")
+        let configuration = try PostgresURL.clientConfiguration(
+            "postgres://cache:s3cret@db.internal:6543/app?sslmode=disable"
+        )
         #expect(configuration.host == "db.internal" && configuration.port == 6543)
-        #expect(configuration.username == "cache" && configuration.password == "s3cret" && configuration.database == "app")
+        #expect(
+            configuration.username == "cache" && configuration.password == "s3cret" && configuration.database == "app"
+        )
         #expect(throws: CacheError.self) { try PostgresURL.clientConfiguration("http://db/app") }
         #expect(throws: CacheError.self) { try PostgresURL.clientConfiguration("postgres://db/app?sslmode=maybe") }
         #expect(PostgresURL.redacted("postgres://u:pw@h/d") == "postgres://u:***@h/d")
-        #expect(throws: CacheError.self) { try PostgresCacheTier(configuration: .init(url: "postgres://h/d", table: "x;drop")) }
+        #expect(throws: CacheError.self) {
+            try PostgresCacheTier(configuration: .init(url: "postgres://h/d", table: "x;drop"))
+        }
     }
 }

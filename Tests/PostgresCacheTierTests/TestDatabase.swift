@@ -3,8 +3,8 @@
 import CacheTestSupport
 import CacheTiers
 import Foundation
-import Synchronization
 import PostgresCacheTier
+import Synchronization
 import Testing
 
 /// The throwaway server that scripts/with-postgres.sh starts (`make test` does): its URL, and a
@@ -62,7 +62,7 @@ struct Instance: Sendable {
     let shared: PostgresCacheTier
     let directory: TemporaryDirectory
 
-    init(url: String, table: String, configure: (inout PostgresCacheTier.Configuration) -> Void = { _ in }) throws {
+    init(url: String, table: String, configure: Configure = { _ in }) throws {
         directory = TemporaryDirectory("shared")
         let disk = try DiskTier(configuration: .init(directory: directory.path, capacityBytes: 64 << 20))
         var configuration = PostgresCacheTier.Configuration(url: url, table: table, sweepInterval: .seconds(3600))
@@ -81,12 +81,15 @@ struct Instance: Sendable {
     }
 }
 
+/// Changes the shared tier's configuration of every instance of a test.
+typealias Configure = (inout PostgresCacheTier.Configuration) -> Void
+
 /// Runs `body` with `count` instances on one table, each running (pool, listener, writers) until
 /// `body` returns.
 func withInstances(
     _ count: Int,
     table: String = TestDatabase.uniqueTable(),
-    configure: @escaping (inout PostgresCacheTier.Configuration) -> Void = { _ in },
+    configure: Configure = { _ in },
     _ body: ([Instance]) async throws -> Void
 ) async throws {
     let url = try TestDatabase.requireURL()

@@ -227,7 +227,12 @@ public struct TieredCache: Sendable, Service {
     public func usage() async -> Usage {
         var lower: [CacheUsage] = []
         for tier in lowerTiers { lower.append(await tier.tierUsage) }
-        return Usage(memory: memory.usage, disk: await disk?.usage, lowerTiers: lower, shared: await shared?.sharedUsage)
+        return Usage(
+            memory: memory.usage,
+            disk: await disk?.usage,
+            lowerTiers: lower,
+            shared: await shared?.sharedUsage
+        )
     }
 
     /// Closes every lower tier (the disk tier releases its directory after a last index
