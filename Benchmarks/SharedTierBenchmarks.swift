@@ -24,14 +24,14 @@ enum SharedTierBenchmarks {
             return [
                 BenchmarkResult(
                     workload: "shared-tier hit",
-                    subject: "PostgresCacheTier",
+                    subject: "PostgresSharedTier",
                     detail: "",
                     skipped: "skipped: no LAYEREDCACHE_POSTGRES_URL"
                 )
             ]
         }
         let table = "bench\(UInt32.random(in: 0...UInt32.max))"
-        let tier = try PostgresCacheTier(configuration: .init(url: url, table: table))
+        let tier = try PostgresSharedTier(configuration: .init(url: url, table: table))
         let bare = PostgresClient(configuration: try bareConfiguration(url))
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await tier.run { _ in } }
@@ -50,7 +50,7 @@ enum SharedTierBenchmarks {
     // MARK: Hits
 
     private static func hits(
-        tier: PostgresCacheTier,
+        tier: PostgresSharedTier,
         bare: PostgresClient,
         size: Int,
         quick: Bool
@@ -60,7 +60,7 @@ enum SharedTierBenchmarks {
             let value = SampleData.json(approximateBytes: size, seed: UInt64(index))
             try await tier.set(CacheEntry(value: value, storedAt: Date()), for: key)
         }
-        let table = "\(tier.configuration.table)_v\(PostgresCacheTier.schemaVersion)"
+        let table = "\(tier.configuration.table)_v\(PostgresSharedTier.schemaVersion)"
         let reads = quick ? 400 : 4000
         var results: [BenchmarkResult] = []
         for tasks in [1, 8] {
@@ -96,7 +96,7 @@ enum SharedTierBenchmarks {
                 row.valueBytes = size
                 return row
             }
-            var ourRow = row("PostgresCacheTier.entry", "verify + LZ4 decode", ours)
+            var ourRow = row("PostgresSharedTier.entry", "verify + LZ4 decode", ours)
             ourRow.ratio = ours.p50 / physical.p50
             results += [row("postgres-nio SELECT (bare)", "same row, same statement", physical), ourRow]
         }
@@ -176,7 +176,7 @@ enum SharedTierBenchmarks {
         }
         var row = BenchmarkResult(
             workload: "shared-tier invalidation delay",
-            subject: "PostgresCacheTier NOTIFY",
+            subject: "PostgresSharedTier NOTIFY",
             detail: "remove on A -> gone from B's memory"
         )
         row.p50Nanos = Harness.percentile(delays, 0.5)
@@ -220,7 +220,7 @@ enum SharedTierBenchmarks {
             }
             var row = BenchmarkResult(
                 workload: "two instances, Zipf(0.99), \(keyCount) keys, memory 5% each",
-                subject: shared ? "TieredCache + PostgresCacheTier" : "TieredCache (memory only)",
+                subject: shared ? "TieredCache + PostgresSharedTier" : "TieredCache (memory only)",
                 detail: "round-robin, \(requests) requests"
             )
             row.hitRatios = ["all": Double(hits) / Double(requests), "shared": Double(sharedHits) / Double(requests)]
@@ -233,8 +233,8 @@ enum SharedTierBenchmarks {
 
     private struct Instance: Sendable {
         let cache: TieredCache
-        let sharedTier: PostgresCacheTier?
-        var shared: PostgresCacheTier { sharedTier! }
+        let sharedTier: PostgresSharedTier?
+        var shared: PostgresSharedTier { sharedTier! }
     }
 
     private static func instance(
@@ -245,7 +245,7 @@ enum SharedTierBenchmarks {
     ) throws -> Instance {
         let memory = MemoryTier(configuration: .init(capacityBytes: memoryBytes))
         guard shared else { return Instance(cache: TieredCache(memory: memory, disk: nil), sharedTier: nil) }
-        let tier = try PostgresCacheTier(configuration: .init(url: url, table: table))
+        let tier = try PostgresSharedTier(configuration: .init(url: url, table: table))
         return Instance(cache: TieredCache(memory: memory, lowerTiers: [], shared: tier), sharedTier: tier)
     }
 

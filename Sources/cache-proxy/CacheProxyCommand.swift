@@ -88,7 +88,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
         }
         if let postgres {
             do {
-                cache.shared = try PostgresCacheTier(configuration: .init(url: postgres, logger: logger))
+                cache.shared = try PostgresSharedTier(configuration: .init(url: postgres, logger: logger))
             } catch {
                 throw ValidationError("--postgres: \(error)")
             }

@@ -102,7 +102,7 @@ import Testing
         #expect(throws: CacheError.self) { try PostgresURL.clientConfiguration("postgres://db/app?sslmode=maybe") }
         #expect(PostgresURL.redacted("postgres://u:pw@h/d") == "postgres://u:***@h/d")
         #expect(throws: CacheError.self) {
-            try PostgresCacheTier(configuration: .init(url: "postgres://h/d", table: "x;drop"))
+            try PostgresSharedTier(configuration: .init(url: "postgres://h/d", table: "x;drop"))
         }
     }
 }

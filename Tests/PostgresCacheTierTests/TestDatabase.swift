@@ -59,15 +59,15 @@ enum TestDatabase {
 /// One "instance" of an app: a memory tier, a disk tier in its own directory and the shared tier.
 struct Instance: Sendable {
     let cache: TieredCache
-    let shared: PostgresCacheTier
+    let shared: PostgresSharedTier
     let directory: TemporaryDirectory
 
     init(url: String, table: String, configure: Configure = { _ in }) throws {
         directory = TemporaryDirectory("shared")
         let disk = try DiskTier(configuration: .init(directory: directory.path, capacityBytes: 64 << 20))
-        var configuration = PostgresCacheTier.Configuration(url: url, table: table, sweepInterval: .seconds(3600))
+        var configuration = PostgresSharedTier.Configuration(url: url, table: table, sweepInterval: .seconds(3600))
         configure(&configuration)
-        shared = try PostgresCacheTier(configuration: configuration)
+        shared = try PostgresSharedTier(configuration: configuration)
         cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
     }
 
@@ -82,7 +82,7 @@ struct Instance: Sendable {
 }
 
 /// Changes the shared tier's configuration of every instance of a test.
-typealias Configure = (inout PostgresCacheTier.Configuration) -> Void
+typealias Configure = (inout PostgresSharedTier.Configuration) -> Void
 
 /// Runs `body` with `count` instances on one table, each running (pool, listener, writers) until
 /// `body` returns.

@@ -15,8 +15,8 @@ public import Foundation
 /// broadcast. A shared tier never fails its caller for being down or slow: a read is then a miss,
 /// a write is dropped (and counted by the tier), and the tier reconnects on its own.
 ///
-/// Conforming types live in their own modules (PostgresCacheTier for PostgreSQL); this module
-/// knows only this protocol.
+/// Conforming types live in modules of their own (docs/shared-tier.md); this module knows only
+/// this protocol.
 public protocol SharedCacheTier: Sendable {
     /// The entry for `key`, or nil. A damaged, expired or unreachable entry, or a read slower than
     /// the tier's timeout, is a miss.

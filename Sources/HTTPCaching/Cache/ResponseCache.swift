@@ -76,7 +76,7 @@ public struct ResponseCache: Sendable, Service {
         /// The disk tier; nil keeps responses in memory only. Defaults to nil. Its `now` and
         /// `logger` are the disk tier's own (set them there too when tests inject a clock).
         public var disk: DiskTier.Configuration?
-        /// A tier shared with the app's other instances (a `PostgresCacheTier`, from the
+        /// A tier shared with the app's other instances (a `PostgresSharedTier`, from the
         /// PostgresCacheTier module), read after the disk tier and written in the background; nil
         /// for none. Defaults to nil. See docs/shared-tier.md.
         public var shared: (any SharedCacheTier)?

@@ -10,7 +10,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-extension PostgresCacheTier {
+extension PostgresSharedTier {
     /// How the shared tier is set up. Every property but the URL has a documented default.
     public struct Configuration: Sendable {
         /// The database, as `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE]`;
@@ -26,7 +26,7 @@ extension PostgresCacheTier {
         /// A row larger than this fraction of ``capacityBytes`` is not stored. Default 0.05.
         public var admissionFraction: Double
         /// How long a row lives after it was stored; an expired row is a miss and the sweep in
-        /// ``PostgresCacheTier/run(onInvalidation:)`` deletes it. Default 24 hours.
+        /// ``PostgresSharedTier/run(onInvalidation:)`` deletes it. Default 24 hours.
         public var timeToLive: Duration
         /// How often expired rows are deleted and the budget enforced. Default 60 seconds.
         public var sweepInterval: Duration
@@ -96,7 +96,7 @@ extension PostgresCacheTier {
         }
 
         /// The table the rows live in: the base name and the schema version.
-        var tableName: String { "\(table.lowercased())_v\(PostgresCacheTier.schemaVersion)" }
+        var tableName: String { "\(table.lowercased())_v\(PostgresSharedTier.schemaVersion)" }
         /// The LISTEN/NOTIFY channel.
         var channel: String { "\(tableName)_invalidations" }
         /// The largest row admitted.

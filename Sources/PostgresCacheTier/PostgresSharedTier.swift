@@ -18,7 +18,7 @@ public import Foundation
 /// removed.
 ///
 /// ```swift
-/// let shared = try PostgresCacheTier(configuration: .init(url: "postgres://cache@db.internal/app"))
+/// let shared = try PostgresSharedTier(configuration: .init(url: "postgres://cache@db.internal/app"))
 /// let cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
 /// // run `cache` in the app's ServiceGroup: it runs the tier's connections, sweeps and listener
 /// ```
@@ -42,7 +42,7 @@ public import Foundation
 /// `layeredcache_shared_write_failures_total`, `layeredcache_shared_admission_refusals_total`,
 /// `layeredcache_shared_evictions_total`, `layeredcache_shared_expired_total`,
 /// `layeredcache_shared_invalidations_sent_total` and `layeredcache_shared_invalidations_received_total`.
-public final class PostgresCacheTier: SharedCacheTier {
+public final class PostgresSharedTier: SharedCacheTier {
     /// Counters since the tier was made.
     public struct Statistics: Hashable, Sendable {
         public var hits = 0

@@ -7,7 +7,7 @@ import PostgresNIO
 
 /// The statements, one function each. Table and channel names come from a validated
 /// configuration (letters, digits and `_`), everything else is a bound parameter.
-extension PostgresCacheTier {
+extension PostgresSharedTier {
     private var table: String { configuration.tableName }
     private var logger: Logger { configuration.logger }
 
