@@ -22,6 +22,9 @@ public import Foundation
 /// `.allowedInMemoryOnly` writes memory and removes the key below, `.notAllowed` stores nothing and
 /// removes the key everywhere, so an older value never outlives a newer answer.
 ///
+/// A ``SharedCacheTier`` (``init(memory:lowerTiers:shared:options:)``) is read last and written in
+/// the background; see ``SharedOptions``.
+///
 /// `TieredCache` is a `Sendable` value over the tiers, not an actor: a memory hit takes no actor
 /// hop and never suspends. Run ``run()`` (a ServiceLifecycle `Service`) for the lower tiers'
 /// maintenance.
