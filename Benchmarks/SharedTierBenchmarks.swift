@@ -96,9 +96,11 @@ enum SharedTierBenchmarks {
                 row.valueBytes = size
                 return row
             }
-            var ourRow = row("PostgresSharedTier.entry", "verify + LZ4 decode", ours)
-            ourRow.ratio = ours.p50 / physical.p50
-            results += [row("postgres-nio SELECT (bare)", "same row, same statement", physical), ourRow]
+            let label = tasks == 1 ? "1 task" : "\(tasks) tasks"
+            results += [
+                row("postgres-nio SELECT (bare)", "\(label), same row and statement", physical),
+                row("PostgresSharedTier.entry", "\(label), + verify, LZ4 decode", ours),
+            ]
         }
         return results
     }
@@ -218,10 +220,12 @@ enum SharedTierBenchmarks {
                 }
                 return (hits, instances.reduce(0) { $0 + ($1.sharedTier?.statistics.hits ?? 0) })
             }
+            let ratio = Double(hits) / Double(requests) * 100
+            let fromShared = Double(sharedHits) / Double(requests) * 100
             var row = BenchmarkResult(
                 workload: "two instances, Zipf(0.99), \(keyCount) keys, memory 5% each",
                 subject: shared ? "TieredCache + PostgresSharedTier" : "TieredCache (memory only)",
-                detail: "round-robin, \(requests) requests"
+                detail: String(format: "hit ratio %.1f%% (shared tier %.1f%%)", ratio, fromShared)
             )
             row.hitRatios = ["all": Double(hits) / Double(requests), "shared": Double(sharedHits) / Double(requests)]
             results.append(row)

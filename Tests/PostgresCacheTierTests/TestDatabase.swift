@@ -65,7 +65,15 @@ struct Instance: Sendable {
     init(url: String, table: String, configure: Configure = { _ in }) throws {
         directory = TemporaryDirectory("shared")
         let disk = try DiskTier(configuration: .init(directory: directory.path, capacityBytes: 64 << 20))
-        var configuration = PostgresSharedTier.Configuration(url: url, table: table, sweepInterval: .seconds(3600))
+        // Generous timeouts: the whole test run shares two cores, and a timeout would bypass the tier.
+        var configuration = PostgresSharedTier.Configuration(
+            url: url,
+            table: table,
+            sweepInterval: .seconds(3600),
+            readTimeout: .seconds(2),
+            writeTimeout: .seconds(10),
+            connectTimeout: .seconds(5)
+        )
         configure(&configuration)
         shared = try PostgresSharedTier(configuration: configuration)
         cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
@@ -122,7 +130,7 @@ final class Counter: Sendable {
 /// event to await; no sleep stands in for it.
 @discardableResult
 func waitUntil(
-    timeout: Duration = .seconds(5),
+    timeout: Duration = .seconds(30),
     _ condition: @Sendable () async -> Bool,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> Duration {

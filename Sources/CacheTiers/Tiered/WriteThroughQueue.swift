@@ -56,8 +56,9 @@ package final class WriteThroughQueue: Sendable {
         var entry = entry
         entry.attachment = nil
         let bytes = entry.value.count + entry.metadata.count + key.string.utf8.count
-        let (accepted, _) = pendingBytes.wrappingAdd(bytes, ordering: .relaxed)
-        guard accepted - bytes < maximumPendingBytes || bytes == 0 else {
+        // Admitted while the bytes already waiting are under the bound (so one write may pass it).
+        let waiting = pendingBytes.wrappingAdd(bytes, ordering: .relaxed).oldValue
+        guard waiting < maximumPendingBytes else {
             pendingBytes.wrappingSubtract(bytes, ordering: .relaxed)
             counters.withLock { $0.dropped += 1 }
             return false
