@@ -11,7 +11,7 @@ import Testing
 
 /// Two `TieredCache`s ("instances") on one real PostgreSQL server. Serialized: one test crashes
 /// and restarts the server the others use.
-@Suite(.serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipReason))
+@Suite(.serialized, .enabled(if: TestDatabase.isEnabled, TestDatabase.skipReason), .timeLimit(.minutes(2)))
 struct PostgresSharedTierTests {
     @Test func aValueStoredByOneInstanceIsReadByTheOtherWithoutItsOrigin() async throws {
         try await withInstances(2) { instances in
