@@ -66,9 +66,11 @@ stop_server() {
     rm -rf "$workdir"
     exit "$status"
 }
+child=""
 trap stop_server EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# On INT or TERM, pass it on to the command and stop the server without waiting for it to exit.
+trap '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; exit 130' INT
+trap '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; exit 143' TERM
 
 # A free loopback port: the kernel's pick for a socket that is closed at once.
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' 2>/dev/null || echo $((20000 + RANDOM % 20000)))"
@@ -103,4 +105,6 @@ echo "==> PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on 127.0
 export LAYEREDCACHE_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 export LAYEREDCACHE_POSTGRES_CONTROL="$workdir/control"
 set +e
-"$@"
+"$@" &
+child=$!
+wait "$child"
