@@ -1,6 +1,7 @@
 # LayeredCache — build, test, benchmark.
-#   make test    installs liblz4 if missing, builds with warnings as errors, runs every test
-#   make bench   installs liblz4 if missing, runs the benchmark suite in release mode
+#   make test    installs liblz4 and PostgreSQL if missing, builds with warnings as errors, runs
+#                every test beside a throwaway PostgreSQL server (scripts/with-postgres.sh)
+#   make bench   installs them if missing, runs the benchmark suite in release mode (beside one too)
 #   make lint    swift format lint --strict over Sources, Tests, Benchmarks, and a check that the
 #                documentation's examples are extracted (make snippets; make test compiles them)
 #   make format  rewrites those files in the house format
@@ -14,7 +15,9 @@ TRAITS := --enable-all-traits
 FORMAT_PATHS := Sources Tests Benchmarks Examples
 BENCH_ARGS ?=
 
-.PHONY: all deps test build bench lint format snippets clean docs examples consumer-check
+WITH_POSTGRES := scripts/with-postgres.sh
+
+.PHONY: all deps deps-postgres test build bench lint format snippets clean docs examples consumer-check
 
 all: test
 
@@ -37,16 +40,31 @@ deps:
 		exit 1; \
 	fi
 	@pkg-config --exists liblz4 || { echo "error: liblz4 is still not visible to pkg-config" >&2; exit 1; }
+	@$(MAKE) --no-print-directory deps-postgres
+
+# The PostgreSQL server for the shared-tier tests (Debian's postgresql package) when initdb is
+# nowhere to be found; elsewhere the tests skip with a line (CI=true makes that an error).
+deps-postgres:
+	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		exit 0; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
+		echo "==> installing postgresql with apt-get"; \
+		$$SUDO apt-get install -y -q postgresql >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q postgresql; }; \
+	else \
+		echo "note: no PostgreSQL server binaries and no apt-get: the shared-tier tests will be skipped" >&2; \
+	fi
 
 build: deps
 	$(SWIFT) build $(TRAITS) $(STRICT)
 
 test: deps
 	$(SWIFT) build $(TRAITS) --build-tests $(STRICT)
-	$(SWIFT) test $(TRAITS) --skip-build
+	$(WITH_POSTGRES) $(SWIFT) test $(TRAITS) --skip-build
 
 bench: deps
-	$(SWIFT) run $(TRAITS) -c release Benchmarks $(BENCH_ARGS)
+	$(WITH_POSTGRES) $(SWIFT) run $(TRAITS) -c release Benchmarks $(BENCH_ARGS)
 
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)

@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
         .library(name: "CachingClient", targets: ["CachingClient"]),
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
+        .library(name: "PostgresCacheTier", targets: ["PostgresCacheTier"]),
         .executable(name: "cache-tool", targets: ["cache-tool"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
         .executable(name: "cache-proxy", targets: ["cache-proxy"]),
@@ -27,14 +28,19 @@ let package = Package(
             description: "HummingbirdLayeredCache: a response-cache middleware and a persist driver for Hummingbird 2."
         ),
         .trait(
+            name: "PostgreSQL",
+            description: "PostgresCacheTier: a tier shared by many instances on PostgreSQL (postgres-nio)."
+        ),
+        .trait(
             name: "Proxy",
-            description: "cache-proxy and CacheProxyCore: the caching reverse proxy (HummingbirdCore, AsyncHTTPClient).",
-            enabledTraits: ["AsyncHTTPClient"]
+            description: "cache-proxy and CacheProxyCore: the caching reverse proxy (HummingbirdCore, AsyncHTTPClient; "
+                + "--postgres shares its cache through PostgreSQL).",
+            enabledTraits: ["AsyncHTTPClient", "PostgreSQL"]
         ),
         .trait(
             name: "Tools",
             description: "cache-tool and Benchmarks (argument-parser, hdrhistogram), and every other trait they use.",
-            enabledTraits: ["AsyncHTTPClient", "Hummingbird", "Proxy"]
+            enabledTraits: ["AsyncHTTPClient", "Hummingbird", "PostgreSQL", "Proxy"]
         ),
         // Most apps that fetch through the cache want a transport; nothing else is on by default.
         .default(enabledTraits: ["AsyncHTTPClient"]),
@@ -52,6 +58,8 @@ let package = Package(
         // HummingbirdCore only (the HTTP/1.1 server), without the swift-configuration trait.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: []),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
     ],
     targets: [
         .systemLibrary(
@@ -72,6 +80,20 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The shared tier on PostgreSQL: the only module that imports PostgresNIO.
+        .target(
+            name: "PostgresCacheTier",
+            dependencies: [
+                "CacheTiers",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -130,7 +152,7 @@ let package = Package(
         .executableTarget(
             name: "cache-proxy",
             dependencies: [
-                "CacheProxyCore", "TraitTrampoline", "HTTPCaching", "CacheTiers",
+                "CacheProxyCore", "TraitTrampoline", "HTTPCaching", "CacheTiers", "PostgresCacheTier",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -153,7 +175,8 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 "CacheTiers", "TraitTrampoline", "HTTPCaching", "CachingClient", "CLZ4", "CacheTestSupport",
-                "AsyncHTTPClientTransport", "TestOriginSupport",
+                "AsyncHTTPClientTransport", "TestOriginSupport", "PostgresCacheTier",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -184,6 +207,15 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "PostgresCacheTierTests",
+            dependencies: [
+                "PostgresCacheTier", "CacheTiers", "CacheTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
@@ -224,6 +256,7 @@ let package = Package(
             name: "DocSnippetsTests",
             dependencies: [
                 "CacheTiers", "HTTPCaching", "CachingClient", "AsyncHTTPClientTransport", "HummingbirdLayeredCache",
+                "PostgresCacheTier",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -294,6 +327,7 @@ let traitOfTarget: [String: String] = [
     "CachingClientTests": "AsyncHTTPClient",
     "HummingbirdLayeredCache": "Hummingbird", "HummingbirdLayeredCacheTests": "Hummingbird",
     "CacheProxyCore": "Proxy", "cache-proxy": "Proxy", "CacheProxyTests": "Proxy",
+    "PostgresCacheTier": "PostgreSQL", "PostgresCacheTierTests": "PostgreSQL",
     "cache-tool": "Tools", "Benchmarks": "Tools", "DocSnippetsTests": "Tools",
 ]
 for target in package.targets {

@@ -17,7 +17,8 @@ struct BenchmarksMain: AsyncParsableCommand {
     @Option(
         help: """
             Run the suites whose name contains this (codec, memory, disk, values, mixed, concurrency, \
-            footprint, response, client, encryption, trace, middleware), or else the workloads whose name contains it.
+            footprint, response, client, encryption, trace, middleware, shared), or else the workloads whose name \
+            contains it. shared (the PostgreSQL tier; needs LAYEREDCACHE_POSTGRES_URL) runs only when named.
             """
     )
     var filter: String?
@@ -72,9 +73,15 @@ struct BenchmarksMain: AsyncParsableCommand {
             ("trace", { [trace] in try await TraceBenchmarks.run(quick: $0, path: trace) }),
             ("middleware", MiddlewareBenchmarks.run),
         ]
+        // Suites that need a server run only when the filter names them.
+        let namedOnly: [(name: String, run: (Bool) async throws -> [BenchmarkResult])] = [
+            ("shared", SharedTierBenchmarks.run)
+        ]
         // A filter naming suites runs only those; any other filter runs every suite and keeps the
         // rows whose workload contains it.
-        let named = suites.filter { suite in filter.map { suite.name.contains($0) } ?? true }
+        let named =
+            (suites + namedOnly).filter { suite in filter.map { suite.name.contains($0) } ?? false }
+            + (filter == nil ? suites : [])
         let loadBefore = ResultExport.loadAverage()
         let clock = ContinuousClock()
         let start = clock.now

@@ -7,6 +7,7 @@ import CacheTiers
 import HTTPCaching
 import HTTPTypes
 import Logging
+import PostgresCacheTier
 import ServiceLifecycle
 import UnixSignals
 
@@ -40,6 +41,14 @@ struct CacheProxyCommand: AsyncParsableCommand {
 
     @Option(help: "The disk tier's budget in bytes (default: the disk tier's, 512 MiB).")
     var diskCapacity: Int?
+
+    @Option(
+        help: """
+            Share the cache with other proxies through PostgreSQL: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE \
+            (see docs/shared-tier.md).
+            """
+    )
+    var postgres: String?
 
     @Flag(help: "Add X-Cache: HIT, STALE, REVALIDATED, MISS or ERROR to every response.")
     var cacheStatusHeader = false
@@ -78,6 +87,13 @@ struct CacheProxyCommand: AsyncParsableCommand {
             cache.disk = DiskTier.Configuration(directory: directory, logger: logger)
             if let diskCapacity { cache.disk?.capacityBytes = diskCapacity }
         }
+        if let postgres {
+            do {
+                cache.shared = try PostgresSharedTier(configuration: .init(url: postgres, logger: logger))
+            } catch {
+                throw ValidationError("--postgres: \(error)")
+            }
+        }
         let proxy = try CacheProxy(
             configuration: .init(
                 upstream: upstreamURL,
@@ -87,12 +103,13 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 requestTimeout: .seconds(timeout),
                 logger: logger
             ),
-            onListening: { [logger, directory] port in
+            onListening: { [logger, directory, postgres] port in
                 logger.info(
                     "listening",
                     metadata: [
                         "address": "\(address.host):\(port)", "upstream": "\(upstreamURL)", "mode": "\(cacheMode)",
                         "directory": "\(directory ?? "(memory only)")",
+                        "shared": "\(postgres == nil ? "no" : "PostgreSQL")",
                     ]
                 )
             }

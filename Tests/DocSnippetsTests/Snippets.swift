@@ -13,9 +13,10 @@ import HTTPCaching
 import HTTPTypes
 import Hummingbird
 import HummingbirdLayeredCache
+import PostgresCacheTier
 
-// README.md:105
-func README_line105() async throws {
+// README.md:107
+func README_line107() async throws {
 
     // A memory tier over a crash-safe, compressed disk tier.
     let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp", capacityBytes: 1 << 30))
@@ -37,8 +38,8 @@ func README_line105() async throws {
     _ = json
 }
 
-// README.md:127
-func README_line127() async throws {
+// README.md:129
+func README_line129() async throws {
 
     let responses = try ResponseCache(
         configuration: .init(
@@ -76,8 +77,8 @@ func README_line127() async throws {
     _ = received
 }
 
-// README.md:161
-func README_line161() async throws {
+// README.md:163
+func README_line163() async throws {
 
     let client = CachingHTTPClient(transport: HTTPClientTransport(), cache: responses)
     let result = await client.fetch(request, policy: .cacheFirst, freshness: .interactive)
@@ -87,8 +88,8 @@ func README_line161() async throws {
     _ = result
 }
 
-// README.md:174
-func README_line174() async throws {
+// README.md:176
+func README_line176() async throws {
     struct SessionDelegate: CachingHTTPClientDelegate {
         let vault: Vault  // an actor
         func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
@@ -108,14 +109,30 @@ func README_line174() async throws {
     _ = app
 }
 
-// README.md:196
-func README_line196() async throws {
+// README.md:198
+func README_line198() async throws {
 
     let router = Router()
     router.add(middleware: try ResponseCacheMiddleware(configuration: .init(cacheStatusName: "myapp")))
     router.get("/items") { _, _ in Response(status: .ok, headers: [.cacheControl: "max-age=60"], body: .init(byteBuffer: ByteBuffer(string: "[1,2,3]"))) }
     try await Application(router: router).runService()
     _ = router
+}
+
+// README.md:234
+func README_line234() async throws {
+
+    // The same on every instance: its own memory and disk, one shared table.
+    let shared = try PostgresSharedTier(configuration: .init(url: "postgres://cache@db.internal/app"))
+    let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp"))
+    let cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
+    // Run it in the app's ServiceGroup: the pool, the background writes, the invalidation listener.
+    try await cache.run()
+
+    // Or for HTTP responses: ResponseCache.Configuration(disk: ..., shared: shared)
+    _ = shared
+    _ = disk
+    _ = cache
 }
 
 // docs/caching-client.md:7
@@ -281,6 +298,27 @@ func docs_hummingbird_line62() async throws {
     }
     _ = tiers
     _ = persist
+}
+
+// docs/shared-tier.md:23
+func docs_shared_tier_line23() async throws {
+
+    let diskKey = try EncryptionKey(bytes: keyFromKeychain)   // 32 bytes the app keeps in its keychain
+    let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp", encryption: DiskEncryption(key: diskKey)))
+    let shared = try PostgresSharedTier(
+        configuration: .init(
+            url: "postgres://cache:secret@db.internal:5432/app?sslmode=require",
+            capacityBytes: 4 << 30,          // the table's budget (default 1 GiB)
+            timeToLive: .seconds(6 * 3600),   // a row's lifetime (default 24 h)
+            encryption: diskKey               // the disk tier's EncryptionKey: rows are sealed
+        )
+    )
+    let cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
+    // ServiceGroup(services: [cache, ...]) or: try await cache.run()
+    _ = diskKey
+    _ = disk
+    _ = shared
+    _ = cache
 }
 
 #endif

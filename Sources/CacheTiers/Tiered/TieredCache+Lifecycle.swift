@@ -10,6 +10,10 @@ extension TieredCache {
     /// From the moment it is called, reads find nothing and writes and removals throw
     /// ``CacheError/Code/closed``, until ``reopen(encryption:)``. Closing a closed cache does
     /// nothing.
+    ///
+    /// The shared tier, when there is one, stays connected (it holds no plaintext: with
+    /// encryption its rows are sealed), but a closed cache neither reads from it nor writes to it;
+    /// it stops with ``run()``, when the app shuts down.
     /// - Throws: ``CacheError/Code/invalidArgument`` while another close, reopen or reset is under
     ///   way; the first lower tier's error (every tier is asked to close all the same, and the
     ///   cache is closed).

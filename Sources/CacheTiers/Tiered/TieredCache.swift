@@ -23,6 +23,9 @@ public import Foundation
 /// `.allowedInMemoryOnly` writes memory and removes the key below, `.notAllowed` stores nothing and
 /// removes the key everywhere, so an older value never outlives a newer answer.
 ///
+/// A ``SharedCacheTier`` (``init(memory:lowerTiers:shared:options:)``) is read last and written in
+/// the background; see ``SharedOptions``.
+///
 /// `TieredCache` is a `Sendable` value over the tiers, not an actor: a memory hit takes no actor
 /// hop and never suspends. Run ``run()`` (a ServiceLifecycle `Service`) for the lower tiers'
 /// maintenance.
@@ -35,6 +38,8 @@ public struct TieredCache: Sendable, Service {
         public var disk: DiskTier.Usage?
         /// Every lower tier's usage, in order (the disk tier's first when there is one).
         public var lowerTiers: [CacheUsage]
+        /// The shared tier's usage, when there is one and it answered.
+        public var shared: CacheUsage?
     }
 
     /// The memory tier.
@@ -45,19 +50,50 @@ public struct TieredCache: Sendable, Service {
     public let lowerTiers: [any CacheTier]
     /// Open or closed, shared by every copy of this value (see ``close()``).
     let lifecycle = Lifecycle()
+    /// The tier shared with other instances, asked after the lower tiers, when there is one.
+    public let shared: (any SharedCacheTier)?
+    /// How the shared tier is used.
+    public let sharedOptions: SharedOptions
+    /// The queue of writes to the shared tier, when there is one.
+    let writeThrough: WriteThroughQueue?
 
     /// Creates a cache of a memory tier over an optional disk tier.
     public init(memory: MemoryTier, disk: DiskTier?) {
-        self.memory = memory
-        self.disk = disk
-        self.lowerTiers = disk.map { [$0] } ?? []
+        self.init(memory: memory, lowerTiers: disk.map { [$0] } ?? [])
     }
 
     /// Creates a cache of a memory tier over the given lower tiers, asked in order.
     public init(memory: MemoryTier, lowerTiers: [any CacheTier]) {
+        self.init(memory: memory, lowerTiers: lowerTiers, shared: nil)
+    }
+
+    /// Creates a cache of a memory tier over the given lower tiers and a tier shared with other
+    /// instances of the app (see ``SharedCacheTier``).
+    ///
+    /// Reads ask memory, the lower tiers, then the shared tier; a shared hit is promoted to the
+    /// lower tiers and to memory. Writes that `options` lets through are queued for the shared tier
+    /// and written by ``run()``; removals are queued too and broadcast, and ``run()`` drops the
+    /// keys other instances removed.
+    /// - Parameters:
+    ///   - memory: the memory tier.
+    ///   - lowerTiers: the tiers below memory (the disk tier first), asked in order.
+    ///   - shared: the shared tier, or nil.
+    ///   - options: how the shared tier is used.
+    public init(
+        memory: MemoryTier,
+        lowerTiers: [any CacheTier],
+        shared: (any SharedCacheTier)?,
+        options: SharedOptions = .init()
+    ) {
         self.memory = memory
         self.disk = lowerTiers.first as? DiskTier
         self.lowerTiers = lowerTiers
+        self.shared = shared
+        self.sharedOptions = options
+        self.writeThrough =
+            shared == nil
+            ? nil
+            : WriteThroughQueue(lanes: options.writers, maximumPendingBytes: options.maximumPendingBytes)
     }
 
     /// Whether the cache is open. A closed cache finds nothing, and its writes and removals throw
@@ -134,7 +170,7 @@ public struct TieredCache: Sendable, Service {
             memory.promote(found, for: key, ifUnchangedSince: generation)
             return found
         }
-        return nil
+        return await sharedEntry(for: key, memoryGeneration: generation, attaches: attaches, attach: attach)
     }
 
     /// Stores `entry` for `key` as `policy` allows.
@@ -150,6 +186,7 @@ public struct TieredCache: Sendable, Service {
         } else {
             memory.remove(key)
         }
+        writeThrough(entry, for: key, policy: policy)
         var firstError: (any Error)?
         for tier in lowerTiers {
             do {
@@ -172,6 +209,7 @@ public struct TieredCache: Sendable, Service {
     public func remove(_ key: CacheKey) async throws -> Bool {
         try lifecycle.checkOpen()
         var removed = memory.remove(key) != nil
+        writeThrough?.enqueueRemove(key, broadcast: true)
         for tier in lowerTiers where try await tier.remove(key) {
             removed = true
         }
@@ -183,6 +221,7 @@ public struct TieredCache: Sendable, Service {
     public func removeAll() async throws {
         try lifecycle.checkOpen()
         memory.removeAll()
+        try? await shared?.removeAll()
         for tier in lowerTiers {
             try await tier.removeAll()
         }
@@ -193,6 +232,7 @@ public struct TieredCache: Sendable, Service {
     public func removeEntries(storedSince date: Date) async throws {
         try lifecycle.checkOpen()
         memory.removeEntries(storedSince: date)
+        try? await shared?.removeEntries(storedSince: date)
         for tier in lowerTiers {
             _ = try await tier.removeEntries(storedSince: date)
         }
@@ -208,11 +248,22 @@ public struct TieredCache: Sendable, Service {
     public func usage() async -> Usage {
         var lower: [CacheUsage] = []
         for tier in lowerTiers { lower.append(await tier.tierUsage) }
-        return Usage(memory: memory.usage, disk: await disk?.usage, lowerTiers: lower)
+        return Usage(
+            memory: memory.usage,
+            disk: await disk?.usage,
+            lowerTiers: lower,
+            shared: await shared?.sharedUsage
+        )
     }
 
-    /// Runs the disk tier's maintenance until cancelled or until graceful shutdown.
+    /// Runs the disk tier's maintenance, and the shared tier's work (its connections, the writes
+    /// queued for it, and dropping what other instances removed), until cancelled or until
+    /// graceful shutdown.
     public func run() async throws {
-        try await disk?.run()
+        guard let shared, let writeThrough else {
+            try await disk?.run()
+            return
+        }
+        try await runWithShared(shared, writeThrough: writeThrough)
     }
 }

@@ -76,6 +76,13 @@ public struct ResponseCache: Sendable, Service {
         /// The disk tier; nil keeps responses in memory only. Defaults to nil. Its `now` and
         /// `logger` are the disk tier's own (set them there too when tests inject a clock).
         public var disk: DiskTier.Configuration?
+        /// A tier shared with the app's other instances (a `PostgresSharedTier`, from the
+        /// PostgresCacheTier module), read after the disk tier and written in the background; nil
+        /// for none. Defaults to nil. See docs/shared-tier.md.
+        public var shared: (any SharedCacheTier)?
+        /// How the shared tier is used (whether `.allowed` responses reach it, the write queue's
+        /// bound). Defaults to `TieredCache.SharedOptions()`.
+        public var sharedOptions: TieredCache.SharedOptions
         /// Shared or private. Defaults to private.
         public var mode: Mode
         /// The hook every stored response passes through first. Defaults to ``WillCache/identity``.
@@ -91,6 +98,8 @@ public struct ResponseCache: Sendable, Service {
         public init(
             memory: MemoryTier.Configuration = .init(),
             disk: DiskTier.Configuration? = nil,
+            shared: (any SharedCacheTier)? = nil,
+            sharedOptions: TieredCache.SharedOptions = .init(),
             mode: Mode = .private,
             willCache: WillCache = .identity,
             logger: Logger = Logger.current,
@@ -98,6 +107,8 @@ public struct ResponseCache: Sendable, Service {
         ) {
             self.memory = memory
             self.disk = disk
+            self.shared = shared
+            self.sharedOptions = sharedOptions
             self.mode = mode
             self.willCache = willCache
             self.logger = logger
@@ -128,7 +139,8 @@ public struct ResponseCache: Sendable, Service {
     /// Which keys carry which tags (``CachedResponse/tags``), shared by copies of this value.
     let tagRegistry = TagRegistry()
 
-    /// Opens a response cache: a memory tier, and a disk tier when the configuration has one.
+    /// Opens a response cache: a memory tier, a disk tier and a shared tier when the configuration
+    /// has them.
     /// - Throws: ``HTTPCachingError/Code/invalidArgument`` for an invalid memory configuration;
     ///   ``HTTPCachingError/Code/storage`` when the disk tier cannot be opened, with the tier's
     ///   `CacheError` as ``HTTPCachingError/underlying`` (for example `directoryLocked`, or
@@ -148,7 +160,13 @@ public struct ResponseCache: Sendable, Service {
                 )
             }
         }
-        self.init(configuration: configuration, tiers: TieredCache(memory: memory, disk: disk))
+        let tiers = TieredCache(
+            memory: memory,
+            lowerTiers: disk.map { [$0] } ?? [],
+            shared: configuration.shared,
+            options: configuration.sharedOptions
+        )
+        self.init(configuration: configuration, tiers: tiers)
     }
 
     /// A response cache over tiers the caller built (the configuration's tier settings are then
@@ -170,7 +188,8 @@ public struct ResponseCache: Sendable, Service {
         get async { await tiers.disk?.usage.bytes ?? 0 }
     }
 
-    /// Runs the disk tier's maintenance until cancelled or until graceful shutdown.
+    /// Runs the disk tier's maintenance and the shared tier's work until cancelled or until
+    /// graceful shutdown.
     public func run() async throws {
         try await tiers.run()
     }

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import CacheTestSupport
+import CacheTiers
+import Foundation
+import NIOCore
+import PostgresCacheTier
+import PostgresNIO
+
+/// The shared tier on a real PostgreSQL server (`--filter shared`; scripts/with-postgres.sh or
+/// `make bench` starts one and sets LAYEREDCACHE_POSTGRES_URL):
+///
+/// - a shared-tier hit (1 KiB and 4 KiB JSON) with 1 and 8 tasks, beside a bare postgres-nio
+///   `SELECT` of the same row through its own pool in the same run: the physical limit;
+/// - the delay from a removal on one instance to the key gone from the other's memory;
+/// - the hit ratio of two instances behind a round-robin balancer on a Zipf(0.99) workload, with
+///   and without the shared tier.
+///
+/// Not part of the default run or of `--quick`: it needs the server, so it runs when named.
+enum SharedTierBenchmarks {
+    static func run(quick: Bool) async throws -> [BenchmarkResult] {
+        guard let url = ProcessInfo.processInfo.environment["LAYEREDCACHE_POSTGRES_URL"] else {
+            BenchmarksMain.log("shared: skipped, LAYEREDCACHE_POSTGRES_URL is not set (make bench starts a server)")
+            return [
+                BenchmarkResult(
+                    workload: "shared-tier hit",
+                    subject: "PostgresSharedTier",
+                    detail: "",
+                    skipped: "skipped: no LAYEREDCACHE_POSTGRES_URL"
+                )
+            ]
+        }
+        let table = "bench\(UInt32.random(in: 0...UInt32.max))"
+        let tier = try PostgresSharedTier(configuration: .init(url: url, table: table))
+        let bare = PostgresClient(configuration: try bareConfiguration(url))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await tier.run { _ in } }
+            group.addTask { await bare.run() }
+            defer { group.cancelAll() }
+            var results: [BenchmarkResult] = []
+            for size in [1024, 4096] {
+                results += try await hits(tier: tier, bare: bare, size: size, quick: quick)
+            }
+            results.append(try await invalidationDelay(url: url, quick: quick))
+            results += try await zipf(url: url, quick: quick)
+            return results
+        }
+    }
+
+    // MARK: Hits
+
+    private static func hits(
+        tier: PostgresSharedTier,
+        bare: PostgresClient,
+        size: Int,
+        quick: Bool
+    ) async throws -> [BenchmarkResult] {
+        let keys = (0..<256).map { CacheKey("GET https://api.example.com/v1/items/\($0)?size=\(size)") }
+        for (index, key) in keys.enumerated() {
+            let value = SampleData.json(approximateBytes: size, seed: UInt64(index))
+            try await tier.set(CacheEntry(value: value, storedAt: Date()), for: key)
+        }
+        let table = "\(tier.configuration.table)_v\(PostgresSharedTier.schemaVersion)"
+        let reads = quick ? 400 : 4000
+        var results: [BenchmarkResult] = []
+        for tasks in [1, 8] {
+            let ours = try await measure(tasks: tasks, reads: reads, keys: keys) { key in
+                guard await tier.entry(for: key) != nil else { throw BenchmarkFailure("shared miss for \(key)") }
+            }
+            let digests = keys.map { Int64(bitPattern: KeyDigest.digest(of: $0.string)) }
+            let physical = try await measure(tasks: tasks, reads: reads, keys: Array(digests.indices)) { index in
+                let now = Date().millisecondsSince1970
+                let rows = try await bare.query(
+                    """
+                    SELECT key, metadata, value, flags, value_length, stored_at, expires_at, checksum
+                    FROM \(unescaped: table) WHERE digest = \(digests[index]) AND expires_at > \(now)
+                    """
+                )
+                var found = false
+                for try await row in rows.decode(
+                    (ByteBuffer, ByteBuffer, ByteBuffer, Int16, Int32, Int64, Int64, Int64).self
+                ) {
+                    blackHole(row)
+                    found = true
+                }
+                guard found else { throw BenchmarkFailure("bare miss") }
+            }
+            func row(_ subject: String, _ detail: String, _ summary: LatencySummary) -> BenchmarkResult {
+                var row = BenchmarkResult(
+                    workload: "shared-tier hit \(size / 1024) KiB JSON",
+                    subject: subject,
+                    detail: detail
+                )
+                row.take(summary)
+                row.tasks = tasks
+                row.valueBytes = size
+                return row
+            }
+            let label = tasks == 1 ? "1 task" : "\(tasks) tasks"
+            results += [
+                row("postgres-nio SELECT (bare)", "\(label), same row and statement", physical),
+                row("PostgresSharedTier.entry", "\(label), + verify, LZ4 decode", ours),
+            ]
+        }
+        return results
+    }
+
+    /// `reads` operations split over `tasks` tasks; percentiles over every operation, throughput
+    /// over the wall time.
+    private static func measure<Key: Sendable>(
+        tasks: Int,
+        reads: Int,
+        keys: [Key],
+        _ operation: @escaping @Sendable (Key) async throws -> Void
+    ) async throws -> LatencySummary {
+        for key in keys.prefix(32) { try await operation(key) }  // warm the pool
+        let clock = ContinuousClock()
+        let start = clock.now
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for lane in 0..<tasks {
+                group.addTask {
+                    var generator = SplitMix64(seed: UInt64(lane + 1))
+                    var latencies: [Double] = []
+                    latencies.reserveCapacity(reads / tasks)
+                    for _ in 0..<(reads / tasks) {
+                        let key = keys[Int(generator.next() % UInt64(keys.count))]
+                        let before = clock.now
+                        try await operation(key)
+                        latencies.append(Harness.nanoseconds(of: clock.now - before))
+                    }
+                    return latencies
+                }
+            }
+            var all: [Double] = []
+            for try await part in group { all += part }
+            return all.sorted()
+        }
+        let wall = Harness.nanoseconds(of: clock.now - start)
+        return LatencySummary(
+            p50: Harness.percentile(latencies, 0.5),
+            p99: Harness.percentile(latencies, 0.99),
+            p999: Harness.percentile(latencies, 0.999),
+            opsPerSecond: Double(latencies.count) / wall * 1e9
+        )
+    }
+
+    // MARK: Invalidation
+
+    /// Remove on one instance, then poll the other's memory every 50 µs until the key is gone.
+    private static func invalidationDelay(url: String, quick: Bool) async throws -> BenchmarkResult {
+        let table = "benchinv\(UInt32.random(in: 0...UInt32.max))"
+        let (a, b) = try (instance(url: url, table: table), instance(url: url, table: table))
+        let samples = quick ? 20 : 200
+        let delays = try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await a.cache.run() }
+            group.addTask { try await b.cache.run() }
+            defer { group.cancelAll() }
+            let clock = ContinuousClock()
+            let ready = clock.now + .seconds(10)
+            while !(a.shared.isListening && b.shared.isListening) && clock.now < ready {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            var delays: [Double] = []
+            for index in 0..<samples {
+                let key = CacheKey("GET https://api.example.com/invalidate/\(index)")
+                let entry = CacheEntry(value: SampleData.json(approximateBytes: 1024), storedAt: Date())
+                try await a.cache.set(entry, for: key)
+                b.cache.memory.set(entry, for: key)
+                let start = clock.now
+                try await a.cache.remove(key)
+                let deadline = start + .seconds(5)
+                while b.cache.memory.entry(for: key) != nil && clock.now < deadline {
+                    try await Task.sleep(for: .microseconds(50))
+                }
+                delays.append(Harness.nanoseconds(of: clock.now - start))
+            }
+            return delays.sorted()
+        }
+        var row = BenchmarkResult(
+            workload: "shared-tier invalidation delay",
+            subject: "PostgresSharedTier NOTIFY",
+            detail: "remove on A -> gone from B's memory"
+        )
+        row.p50Nanos = Harness.percentile(delays, 0.5)
+        row.p99Nanos = Harness.percentile(delays, 0.99)
+        row.p999Nanos = Harness.percentile(delays, 0.999)
+        return row
+    }
+
+    // MARK: Zipf
+
+    /// Two instances behind a round-robin balancer, each with a memory tier holding about 5% of the
+    /// keys: the hit ratio over both, with and without the shared tier.
+    private static func zipf(url: String, quick: Bool) async throws -> [BenchmarkResult] {
+        let keyCount = quick ? 2000 : 10_000
+        let requests = quick ? 4000 : 40_000
+        let valueBytes = 1024
+        let memoryBytes = keyCount / 20 * (valueBytes + 200)
+        var results: [BenchmarkResult] = []
+        for shared in [false, true] {
+            let table = "benchzipf\(UInt32.random(in: 0...UInt32.max))"
+            let instances = try (0..<2).map { _ in
+                try instance(url: url, table: table, memoryBytes: memoryBytes, shared: shared)
+            }
+            let (hits, sharedHits) = try await withThrowingTaskGroup(of: Void.self) { group in
+                for instance in instances { group.addTask { try await instance.cache.run() } }
+                defer { group.cancelAll() }
+                let zipf = ZipfSampler(count: keyCount, exponent: 0.99)
+                var generator = SplitMix64(seed: 99)
+                var hits = 0
+                for request in 0..<requests {
+                    let key = CacheKey("GET https://api.example.com/zipf/\(zipf.next(using: &generator))")
+                    let cache = instances[request % 2].cache
+                    if await cache.entry(for: key) != nil {
+                        hits += 1
+                    } else {
+                        let value = SampleData.json(approximateBytes: valueBytes)
+                        try await cache.set(CacheEntry(value: value, storedAt: Date()), for: key)
+                    }
+                }
+                return (hits, instances.reduce(0) { $0 + ($1.sharedTier?.statistics.hits ?? 0) })
+            }
+            let ratio = Double(hits) / Double(requests) * 100
+            let fromShared = Double(sharedHits) / Double(requests) * 100
+            var row = BenchmarkResult(
+                workload: "two instances, Zipf(0.99), \(keyCount) keys, memory 5% each",
+                subject: shared ? "TieredCache + PostgresSharedTier" : "TieredCache (memory only)",
+                detail: String(format: "hit ratio %.1f%% (shared tier %.1f%%)", ratio, fromShared)
+            )
+            row.hitRatios = ["all": Double(hits) / Double(requests), "shared": Double(sharedHits) / Double(requests)]
+            results.append(row)
+        }
+        return results
+    }
+
+    // MARK: Support
+
+    private struct Instance: Sendable {
+        let cache: TieredCache
+        let sharedTier: PostgresSharedTier?
+        var shared: PostgresSharedTier { sharedTier! }
+    }
+
+    private static func instance(
+        url: String,
+        table: String,
+        memoryBytes: Int = 64 << 20,
+        shared: Bool = true
+    ) throws -> Instance {
+        let memory = MemoryTier(configuration: .init(capacityBytes: memoryBytes))
+        guard shared else { return Instance(cache: TieredCache(memory: memory, disk: nil), sharedTier: nil) }
+        let tier = try PostgresSharedTier(configuration: .init(url: url, table: table))
+        return Instance(cache: TieredCache(memory: memory, lowerTiers: [], shared: tier), sharedTier: tier)
+    }
+
+    private static func bareConfiguration(_ url: String) throws -> PostgresClient.Configuration {
+        guard let components = URLComponents(string: url), let host = components.host else {
+            throw BenchmarkFailure("not a PostgreSQL URL")
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host,
+            port: components.port ?? 5432,
+            username: components.user ?? "postgres",
+            password: components.password,
+            database: String(components.path.dropFirst()),
+            tls: .disable
+        )
+        configuration.options.maximumConnections = 8
+        return configuration
+    }
+}
+
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

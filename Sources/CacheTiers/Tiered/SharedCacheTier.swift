@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// A tier that several processes (the instances of an app behind a load balancer) share, below
+/// their own memory and disk tiers: what one instance stores, the others read, and what one
+/// removes, the others drop.
+///
+/// ``TieredCache`` reads it last and promotes a hit to its own tiers, writes to it in the
+/// background through a bounded queue (a response never waits on it), and hands it removals to
+/// broadcast. A shared tier never fails its caller for being down or slow: a read is then a miss,
+/// a write is dropped (and counted by the tier), and the tier reconnects on its own.
+///
+/// Conforming types live in modules of their own (docs/shared-tier.md); this module knows only
+/// this protocol.
+public protocol SharedCacheTier: Sendable {
+    /// The entry for `key`, or nil. A damaged, expired or unreachable entry, or a read slower than
+    /// the tier's timeout, is a miss.
+    func entry(for key: CacheKey) async -> CacheEntry?
+    /// Stores `entry`; an entry over the tier's admission limit is refused and the key's older
+    /// value removed.
+    /// - Throws: when the tier could not be written (the caller counts it and goes on).
+    func set(_ entry: CacheEntry, for key: CacheKey) async throws
+    /// Removes `key`, and when `broadcast` is true tells every other instance to drop its own
+    /// copies (they receive ``SharedInvalidation/key(_:)`` in ``run(onInvalidation:)``).
+    /// - Throws: when the tier could not be reached.
+    func remove(_ key: CacheKey, broadcast: Bool) async throws
+    /// Removes every entry and tells every other instance to do the same.
+    func removeAll() async throws
+    /// Removes the entries stored at or after `date` and tells every other instance to do the same.
+    func removeEntries(storedSince date: Date) async throws
+    /// The bytes and entries the tier holds, or nil when it cannot be reached.
+    var sharedUsage: CacheUsage? { get async }
+    /// The tier's background work (connections, expiry sweeps, listening for other instances'
+    /// invalidations) until cancelled or until graceful shutdown; calls `onInvalidation` for every
+    /// invalidation another instance published.
+    func run(onInvalidation: @escaping @Sendable (SharedInvalidation) async -> Void) async throws
+    /// Stops the tier: later reads miss and writes are dropped.
+    func close() async throws
+}
+
+/// What another instance removed, as a shared tier delivers it.
+public struct SharedInvalidation: Hashable, Sendable, CustomStringConvertible {
+    private enum Base: Hashable, Sendable {
+        case key(CacheKey)
+        case all
+        case storedSince(Date)
+    }
+
+    private let base: Base
+    private init(_ base: Base) { self.base = base }
+
+    /// One key.
+    public static func key(_ key: CacheKey) -> Self { Self(.key(key)) }
+    /// Every entry.
+    public static var all: Self { Self(.all) }
+    /// The entries stored at or after `date`.
+    public static func storedSince(_ date: Date) -> Self { Self(.storedSince(date)) }
+
+    /// The key, for a one-key invalidation.
+    public var key: CacheKey? {
+        if case .key(let key) = base { return key }
+        return nil
+    }
+
+    /// Whether every entry is invalidated.
+    public var isAll: Bool { base == .all }
+
+    /// The date, for an invalidation of recent entries.
+    public var storedSince: Date? {
+        if case .storedSince(let date) = base { return date }
+        return nil
+    }
+
+    public var description: String {
+        switch base {
+        case .key(let key): "key(\(key))"
+        case .all: "all"
+        case .storedSince(let date): "storedSince(\(date))"
+        }
+    }
+}

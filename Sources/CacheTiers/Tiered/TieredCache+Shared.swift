@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+
+extension TieredCache {
+    /// How a ``TieredCache`` uses its shared tier. Every property has a documented default.
+    public struct SharedOptions: Sendable {
+        /// Whether entries stored with ``StoragePolicy/allowed`` are written to the shared tier
+        /// (`.allowedInMemoryOnly` never is). Default true; false keeps this instance's writes to
+        /// itself while it still reads what others share.
+        public var sharesAllowedEntries: Bool
+        /// The most bytes (keys, values and metadata) that may wait to be written to the shared
+        /// tier; past it a write is dropped and counted. Default 16 MiB.
+        public var maximumPendingBytes: Int
+        /// How many writes to the shared tier run at once (a key always goes through the same
+        /// writer, in order). Default 4.
+        public var writers: Int
+
+        /// Creates options; every parameter has the default documented on its property.
+        public init(sharesAllowedEntries: Bool = true, maximumPendingBytes: Int = 16 << 20, writers: Int = 4) {
+            precondition(writers >= 1, "writers must be at least 1")
+            self.sharesAllowedEntries = sharesAllowedEntries
+            self.maximumPendingBytes = maximumPendingBytes
+            self.writers = writers
+        }
+    }
+
+    /// Counters of the writes queued for the shared tier.
+    public struct SharedWriteStatistics: Hashable, Sendable {
+        /// Writes and removals the shared tier took.
+        public var written = 0
+        /// Writes dropped because too many bytes were waiting (or the cache was closed).
+        public var dropped = 0
+        /// Removals dropped because too many were waiting (or the cache was closed).
+        public var droppedRemovals = 0
+        /// Writes and removals the shared tier failed (unreachable, slow, refused).
+        public var failed = 0
+    }
+
+    /// Counters of the writes queued for the shared tier; zero without one.
+    public var sharedWriteStatistics: SharedWriteStatistics {
+        writeThrough?.statistics ?? SharedWriteStatistics()
+    }
+
+    /// The entry for `key` from the shared tier after the lower tiers missed: attached (when
+    /// `attaches`) and promoted to the lower tiers and to memory.
+    func sharedEntry(
+        for key: CacheKey,
+        memoryGeneration generation: UInt64,
+        attaches: Bool,
+        attach: (CacheEntry) -> (any CacheAttachment)?
+    ) async -> CacheEntry? {
+        guard let shared, var found = await shared.entry(for: key) else { return nil }
+        if attaches {
+            guard let attachment = attach(found) else {
+                _ = try? await remove(key)
+                return nil
+            }
+            found.attachment = attachment
+        }
+        // Only when memory saw no newer write or removal meanwhile: the same guard keeps the
+        // lower tiers from taking older bytes.
+        if memory.promote(found, for: key, ifUnchangedSince: generation) {
+            var stored = found
+            stored.attachment = nil
+            for tier in lowerTiers { _ = try? await tier.set(stored, for: key) }
+        }
+        return found
+    }
+
+    /// Queues what `policy` lets the shared tier see of a write: the entry, or the removal of the
+    /// key's older value there (without a broadcast: other instances keep theirs, as after any
+    /// write).
+    func writeThrough(_ entry: CacheEntry, for key: CacheKey, policy: StoragePolicy) {
+        guard let writeThrough else { return }
+        if policy.allowsDisk && sharedOptions.sharesAllowedEntries {
+            writeThrough.enqueueSet(entry, for: key)
+        } else {
+            writeThrough.enqueueRemove(key, broadcast: false)
+        }
+    }
+
+    /// Drops this instance's copies of what another instance removed.
+    func apply(_ invalidation: SharedInvalidation) async {
+        if let key = invalidation.key {
+            memory.remove(key)
+            for tier in lowerTiers { _ = try? await tier.remove(key) }
+        } else if let date = invalidation.storedSince {
+            memory.removeEntries(storedSince: date)
+            for tier in lowerTiers { _ = try? await tier.removeEntries(storedSince: date) }
+        } else if invalidation.isAll {
+            memory.removeAll()
+            for tier in lowerTiers { try? await tier.removeAll() }
+        }
+    }
+
+    /// ``run()`` with a shared tier: the disk tier's maintenance, the shared tier's own work with
+    /// this cache's invalidation handler, and the write-through writers, until cancelled.
+    func runWithShared(_ shared: any SharedCacheTier, writeThrough: WriteThroughQueue) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let disk {
+                group.addTask { try await disk.run() }
+            }
+            group.addTask {
+                try await shared.run { invalidation in await self.apply(invalidation) }
+            }
+            group.addTask { await writeThrough.drain(into: shared) }
+            // The first to finish (cancellation, graceful shutdown, close) ends the others.
+            try await group.next()
+            group.cancelAll()
+            try await group.waitForAll()
+        }
+    }
+}

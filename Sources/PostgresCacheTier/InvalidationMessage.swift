@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if PostgreSQL
+import CacheTiers
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A NOTIFY payload: `lc1|SENDER|KIND|ARGUMENT`.
+///
+/// - `SENDER`: the publishing tier's random instance id, so that a tier ignores its own messages.
+/// - `KIND` `k`: one key; `ARGUMENT` is the key's UTF-8 bytes in base64, or, when the cache is
+///   encrypted, their AES-GCM seal in base64 (no key reaches the database in clear).
+/// - `KIND` `a`: every entry; no argument.
+/// - `KIND` `s`: entries stored at or after `ARGUMENT` milliseconds since 1970.
+///
+/// Other kinds are reserved (`t` for a tag, when tags are shared) and ignored by this version, so
+/// that older instances skip what newer ones publish. PostgreSQL caps a payload at 8000 bytes:
+/// a key too long for it is published as `a`.
+struct InvalidationMessage: Hashable, Sendable {
+    enum Kind: Hashable, Sendable {
+        case key([UInt8])
+        case all
+        case storedSince(Int64)
+    }
+
+    static let prefix = "lc1"
+    /// PostgreSQL's limit is 8000 bytes; a margin for the prefix and the id.
+    static let maximumPayloadBytes = 7900
+
+    var sender: String
+    var kind: Kind
+
+    /// The payload; `sealer` seals a key.
+    func payload(sealer: RowSealer?) throws -> String {
+        switch kind {
+        case .key(let bytes):
+            let argument = try sealer?.sealInvalidation(bytes) ?? bytes
+            let text = "\(Self.prefix)|\(sender)|k|\(Data(argument).base64EncodedString())"
+            guard text.utf8.count <= Self.maximumPayloadBytes else {
+                return InvalidationMessage(sender: sender, kind: .all).unsealedPayload
+            }
+            return text
+        case .all, .storedSince:
+            return unsealedPayload
+        }
+    }
+
+    private var unsealedPayload: String {
+        switch kind {
+        case .key: preconditionFailure("a key is published through payload(sealer:)")
+        case .all: "\(Self.prefix)|\(sender)|a|"
+        case .storedSince(let millis): "\(Self.prefix)|\(sender)|s|\(millis)"
+        }
+    }
+
+    /// Parses a payload; nil for another format, a reserved kind, or a key that does not open.
+    init?(payload: String, sealer: RowSealer?) {
+        let fields = payload.split(separator: "|", maxSplits: 3, omittingEmptySubsequences: false)
+        guard fields.count == 4, fields[0] == Self.prefix else { return nil }
+        sender = String(fields[1])
+        let argument = fields[3]
+        switch fields[2] {
+        case "k":
+            guard let data = Data(base64Encoded: String(argument)) else { return nil }
+            if let sealer {
+                guard let opened = sealer.openInvalidation(Array(data)) else { return nil }
+                kind = .key(opened)
+            } else {
+                kind = .key(Array(data))
+            }
+        case "a":
+            kind = .all
+        case "s":
+            guard let millis = Int64(argument) else { return nil }
+            kind = .storedSince(millis)
+        default:
+            return nil
+        }
+    }
+
+    init(sender: String, kind: Kind) {
+        self.sender = sender
+        self.kind = kind
+    }
+
+    /// What the cache drops.
+    var invalidation: SharedInvalidation {
+        switch kind {
+        case .key(let bytes): .key(CacheKey(String(decoding: bytes, as: UTF8.self)))
+        case .all: .all
+        case .storedSince(let millis): .storedSince(Date(millisecondsSince1970: millis))
+        }
+    }
+}
+#endif

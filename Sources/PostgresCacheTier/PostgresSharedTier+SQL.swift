@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if PostgreSQL
+import CacheTiers
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// The statements, one function each. Table and channel names come from a validated
+/// configuration (letters, digits and `_`), everything else is a bound parameter.
+extension PostgresSharedTier {
+    private var table: String { configuration.tableName }
+    private var logger: Logger { configuration.logger }
+
+    /// Creates the table and its indexes if they are missing, under an advisory lock so that
+    /// instances starting together do not race.
+    func createSchema() async throws {
+        let table = self.table
+        let lock = Int64(bitPattern: KeyDigest.digest(of: "layeredcache schema \(table)"))
+        let version = "LayeredCache shared tier, schema version \(Self.schemaVersion)"
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: self.logger)
+            try await connection.query(
+                """
+                CREATE UNLOGGED TABLE IF NOT EXISTS \(unescaped: table) (
+                    digest bigint PRIMARY KEY,
+                    key bytea NOT NULL,
+                    metadata bytea NOT NULL,
+                    value bytea NOT NULL,
+                    flags smallint NOT NULL,
+                    value_length integer NOT NULL,
+                    stored_at bigint NOT NULL,
+                    expires_at bigint NOT NULL,
+                    size integer NOT NULL,
+                    checksum bigint NOT NULL
+                )
+                """,
+                logger: self.logger
+            )
+            try await connection.query(
+                "CREATE INDEX IF NOT EXISTS \(unescaped: table)_stored_at ON \(unescaped: table) (stored_at)",
+                logger: self.logger
+            )
+            try await connection.query(
+                "CREATE INDEX IF NOT EXISTS \(unescaped: table)_expires_at ON \(unescaped: table) (expires_at)",
+                logger: self.logger
+            )
+            try await connection.query(
+                "COMMENT ON TABLE \(unescaped: table) IS '\(unescaped: version)'",
+                logger: self.logger
+            )
+        }
+    }
+
+    /// The unexpired row with `digest`, or nil.
+    func selectRow(digest: Int64, now: Int64) async throws -> SharedRow? {
+        let rows = try await client.query(
+            """
+            SELECT key, metadata, value, flags, value_length, stored_at, expires_at, checksum
+            FROM \(unescaped: table) WHERE digest = \(digest) AND expires_at > \(now)
+            """,
+            logger: logger
+        )
+        var found: SharedRow?
+        for try await (key, metadata, value, flags, valueLength, storedAt, expiresAt, checksum) in rows.decode(
+            (ByteBuffer, ByteBuffer, ByteBuffer, Int16, Int32, Int64, Int64, Int64).self
+        ) {
+            found = SharedRow(
+                digest: digest,
+                key: Array(key.readableBytesView),
+                metadata: Array(metadata.readableBytesView),
+                value: Array(value.readableBytesView),
+                flags: SharedRow.Flags(rawValue: flags),
+                valueLength: valueLength,
+                storedAtMillis: storedAt,
+                expiresAtMillis: expiresAt,
+                checksum: checksum
+            )
+        }
+        return found
+    }
+
+    /// Inserts `row`, or replaces the row with its digest.
+    func upsert(_ row: SharedRow) async throws {
+        try await client.query(
+            """
+            INSERT INTO \(unescaped: table)
+                (digest, key, metadata, value, flags, value_length, stored_at, expires_at, size, checksum)
+            VALUES (\(row.digest), \(ByteBuffer(bytes: row.key)), \(ByteBuffer(bytes: row.metadata)),
+                \(ByteBuffer(bytes: row.value)), \(row.flags.rawValue), \(row.valueLength), \(row.storedAtMillis),
+                \(row.expiresAtMillis), \(row.size), \(row.checksum))
+            ON CONFLICT (digest) DO UPDATE SET key = EXCLUDED.key, metadata = EXCLUDED.metadata,
+                value = EXCLUDED.value, flags = EXCLUDED.flags, value_length = EXCLUDED.value_length,
+                stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at, size = EXCLUDED.size,
+                checksum = EXCLUDED.checksum
+            """,
+            logger: logger
+        ).drain()
+    }
+
+    /// Deletes the row with `digest`, and notifies with `payload` in the same statement (the
+    /// notification is delivered when the deletion commits).
+    func delete(digest: Int64, notify payload: String?) async throws {
+        if let payload {
+            try await client.query(
+                """
+                WITH gone AS (DELETE FROM \(unescaped: table) WHERE digest = \(digest))
+                SELECT pg_notify(\(configuration.channel), \(payload))
+                """,
+                logger: logger
+            ).drain()
+        } else {
+            try await client.query("DELETE FROM \(unescaped: table) WHERE digest = \(digest)", logger: logger).drain()
+        }
+    }
+
+    /// Deletes `row` if it is still the damaged version read.
+    func deleteDamaged(_ row: SharedRow) async throws {
+        try await client.query(
+            "DELETE FROM \(unescaped: table) WHERE digest = \(row.digest) AND checksum = \(row.checksum)",
+            logger: logger
+        ).drain()
+    }
+
+    /// Empties the table, then notifies.
+    func truncate(notify payload: String) async throws {
+        try await client.query("TRUNCATE \(unescaped: table)", logger: logger).drain()
+        try await client.query("SELECT pg_notify(\(configuration.channel), \(payload))", logger: logger).drain()
+    }
+
+    /// Deletes the rows stored at or after `millis`, and notifies in the same statement.
+    func delete(storedSince millis: Int64, notify payload: String) async throws {
+        try await client.query(
+            """
+            WITH gone AS (DELETE FROM \(unescaped: table) WHERE stored_at >= \(millis))
+            SELECT pg_notify(\(configuration.channel), \(payload))
+            """,
+            logger: logger
+        ).drain()
+    }
+
+    /// Deletes the rows that expired at or before `now`; returns how many.
+    func deleteExpired(now: Int64) async throws -> Int {
+        try await countDeleted(
+            """
+            WITH gone AS (DELETE FROM \(unescaped: table) WHERE expires_at <= \(now) RETURNING 1)
+            SELECT count(*) FROM gone
+            """
+        )
+    }
+
+    /// Deletes the oldest rows until the newest fit in the budget; counts them as evictions.
+    func evict() async throws {
+        let capacity = Int64(configuration.capacityBytes)
+        let evicted = try await countDeleted(
+            """
+            WITH ranked AS (
+                SELECT digest, sum(size) OVER (ORDER BY stored_at DESC, digest DESC) AS total
+                FROM \(unescaped: table)
+            ),
+            gone AS (
+                DELETE FROM \(unescaped: table) WHERE digest IN (SELECT digest FROM ranked WHERE total > \(capacity))
+                RETURNING 1
+            )
+            SELECT count(*) FROM gone
+            """
+        )
+        count(\.evictions, metrics.evictions, by: evicted)
+    }
+
+    private func countDeleted(_ query: PostgresQuery) async throws -> Int {
+        var deleted = 0
+        for try await (count) in try await client.query(query, logger: logger).decode(Int64.self) {
+            deleted = Int(count)
+        }
+        return deleted
+    }
+
+    /// The budget's bytes and the row count.
+    func usage() async throws -> CacheUsage {
+        let rows = try await client.query(
+            "SELECT coalesce(sum(size), 0)::bigint, count(*) FROM \(unescaped: table)",
+            logger: logger
+        )
+        var usage = CacheUsage(bytes: 0, entryCount: 0)
+        for try await (bytes, count) in rows.decode((Int64, Int64).self) {
+            usage = CacheUsage(bytes: Int(bytes), entryCount: Int(count))
+        }
+        return usage
+    }
+}
+
+extension PostgresRowSequence {
+    /// Reads and discards every row, so that the statement's errors surface here.
+    func drain() async throws {
+        for try await _ in self {}
+    }
+}
+#endif

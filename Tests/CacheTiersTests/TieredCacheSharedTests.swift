@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import CacheTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@testable import CacheTiers
+
+/// TieredCache over a shared tier, without a database: an in-process fake shared by two caches
+/// (the PostgreSQL tier's own tests are in PostgresCacheTierTests).
+@Suite struct TieredCacheSharedTests {
+    @Test func sharedHitIsPromotedToDiskAndMemory() async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared)
+            let value = versionedValue("k", version: 1)
+            try await shared.set(entry(value), for: "k")
+            #expect(await cache.entry(for: "k")?.value == value)
+            #expect(cache.memory.entry(for: "k")?.value == value)
+            #expect(await cache.disk?.entry(for: "k")?.value == value)
+            #expect(shared.reads == 1)
+        }
+    }
+
+    @Test func writesGoThroughTheQueueAndMemoryOnlyNeverReachesTheSharedTier() async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared)
+            let queue = try #require(cache.writeThrough)
+            try await cache.set(entry(versionedValue("a", version: 1)), for: "a")
+            try await cache.set(entry(versionedValue("m", version: 1)), for: "m", policy: .allowedInMemoryOnly)
+            try await cache.remove("a")
+            // Nothing reaches the tier until run() drains the queue, in order per key.
+            #expect(shared.log.isEmpty)
+            queue.finish()
+            await queue.drain(into: shared)
+            #expect(shared.log.sorted() == ["remove a broadcast", "remove m", "set a"].sorted())
+            #expect(shared.log.firstIndex(of: "set a")! < shared.log.firstIndex(of: "remove a broadcast")!)
+            #expect(shared.stored["m"] == nil && shared.stored["a"] == nil)
+            #expect(cache.sharedWriteStatistics.written == 3)
+        }
+    }
+
+    @Test func sharesAllowedEntriesFalseKeepsWritesLocal() async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared, options: .init(sharesAllowedEntries: false))
+            try await cache.set(entry(versionedValue("a", version: 1)), for: "a")
+            cache.writeThrough?.finish()
+            await cache.writeThrough?.drain(into: shared)
+            #expect(shared.stored["a"] == nil && shared.log == ["remove a"])
+        }
+    }
+
+    @Test func aFullQueueDropsAndCountsWritesWithoutWaiting() async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared, options: .init(maximumPendingBytes: 1000))
+            for index in 0..<10 {
+                try await cache.set(
+                    entry(versionedValue("k\(index)", version: 1, size: 400)),
+                    for: CacheKey("k\(index)")
+                )
+            }
+            let statistics = cache.sharedWriteStatistics
+            // Writes queue while under 1000 bytes wait: three of about 400 bytes, then none.
+            let size = versionedValue("k0", version: 1, size: 400).count + 2
+            #expect(statistics.dropped == 7)
+            #expect(cache.writeThrough?.waitingBytes == 3 * size)
+            // Every value is still in memory and on disk.
+            for index in 0..<10 { #expect(await cache.entry(for: CacheKey("k\(index)")) != nil) }
+        }
+    }
+
+    @Test func anotherInstancesRemovalDropsLocalCopies() async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared)
+            try await cache.set(entry(versionedValue("a", version: 1)), for: "a")
+            try await cache.set(entry(versionedValue("b", version: 1)), for: "b")
+            await cache.apply(.key("a"))
+            #expect(cache.memory.entry(for: "a") == nil)
+            #expect(await cache.disk?.entry(for: "a") == nil)
+            #expect(await cache.entry(for: "b") != nil)
+            await cache.apply(.all)
+            #expect(await cache.entry(for: "b") == nil)
+        }
+    }
+
+    @Test func runDeliversInvalidationsAndDrainsTheQueue() async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared)
+            try await cache.set(entry(versionedValue("a", version: 1)), for: "a")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await cache.run() }
+                try await waitUntil { shared.stored["a"] != nil }
+                shared.publish(.key("a"))
+                try await waitUntil { cache.memory.entry(for: "a") == nil }
+                group.cancelAll()
+            }
+            #expect(await cache.disk?.entry(for: "a") == nil)
+        }
+    }
+
+    private func makeCache(
+        _ directory: TemporaryDirectory,
+        shared: FakeSharedTier,
+        options: TieredCache.SharedOptions = .init()
+    ) throws -> TieredCache {
+        let disk = try DiskTier(configuration: diskConfiguration(directory))
+        return TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared, options: options)
+    }
+}
+
+/// Polls `condition` every few milliseconds until it holds, or fails after `timeout`: for work
+/// that another task does (no sleep stands in for a wait on an event).
+func waitUntil(
+    timeout: Duration = .seconds(30),
+    _ condition: @Sendable () async -> Bool,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !(await condition()) {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("condition not met within \(timeout)", sourceLocation: sourceLocation)
+            return
+        }
+        try await Task.sleep(for: .milliseconds(2))
+    }
+}
+
+/// A shared tier in memory: what it stores, a log of the operations, and invalidations to publish.
+final class FakeSharedTier: SharedCacheTier {
+    private struct State {
+        var stored: [CacheKey: CacheEntry] = [:]
+        var log: [String] = []
+        var reads = 0
+    }
+
+    private let state = Mutex(State())
+    private let (invalidations, continuation) = AsyncStream.makeStream(of: SharedInvalidation.self)
+
+    var stored: [CacheKey: CacheEntry] { state.withLock { $0.stored } }
+    var log: [String] { state.withLock { $0.log } }
+    var reads: Int { state.withLock { $0.reads } }
+
+    func publish(_ invalidation: SharedInvalidation) { continuation.yield(invalidation) }
+
+    func entry(for key: CacheKey) async -> CacheEntry? {
+        state.withLock {
+            $0.reads += 1
+            return $0.stored[key]
+        }
+    }
+
+    func set(_ entry: CacheEntry, for key: CacheKey) async throws {
+        state.withLock {
+            $0.stored[key] = entry
+            $0.log.append("set \(key)")
+        }
+    }
+
+    func remove(_ key: CacheKey, broadcast: Bool) async throws {
+        state.withLock {
+            $0.stored[key] = nil
+            $0.log.append("remove \(key)\(broadcast ? " broadcast" : "")")
+        }
+    }
+
+    func removeAll() async throws { state.withLock { $0.stored = [:] } }
+
+    func removeEntries(storedSince date: Date) async throws {
+        state.withLock { $0.stored = $0.stored.filter { $0.value.storedAt < date } }
+    }
+
+    var sharedUsage: CacheUsage? {
+        get async { state.withLock { CacheUsage(bytes: 0, entryCount: $0.stored.count) } }
+    }
+
+    func run(onInvalidation: @escaping @Sendable (SharedInvalidation) async -> Void) async throws {
+        for await invalidation in invalidations { await onInvalidation(invalidation) }
+    }
+
+    func close() async throws { continuation.finish() }
+}

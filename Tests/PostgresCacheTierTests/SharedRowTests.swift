@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if PostgreSQL
+import CacheTestSupport
+import CacheTiers
+import Foundation
+import PostgresNIO
+import Testing
+
+@testable import PostgresCacheTier
+
+/// The row format and the NOTIFY payloads, without a database.
+@Suite struct SharedRowTests {
+    static let key = CacheKey("https://example.com/users?page=2")
+    static let entry = CacheEntry(
+        value: SampleData.json(approximateBytes: 4000),
+        metadata: [1, 2, 3],
+        storedAt: Date(millisecondsSince1970: 1_700_000_000_123)
+    )
+
+    @Test(arguments: [false, true])
+    func roundTripsAndDetectsEveryFlippedByte(sealed: Bool) throws {
+        let sealer = sealed ? RowSealer(key: .random()) : nil
+        let row = try SharedRow.encode(Self.entry, for: Self.key, expiresAtMillis: 1_800_000_000_000, sealer: sealer)
+        #expect(row.flags.contains(.compressed) && row.value.count < Self.entry.value.count)
+        #expect(try row.decode(for: Self.key, sealer: sealer) == Self.entry)
+        if sealed {
+            #expect(row.key.isEmpty && row.metadata.isEmpty)
+            #expect(row.digest != Int64(bitPattern: KeyDigest.digest(of: Self.key.string)))
+        }
+        // A byte flipped in any column, or a changed header field, is caught.
+        for index in stride(from: 0, to: row.value.count, by: max(1, row.value.count / 50)) {
+            var damaged = row
+            damaged.value[index] ^= 0x20
+            #expect(throws: SharedRow.Failure.damaged) { try damaged.decode(for: Self.key, sealer: sealer) }
+        }
+        var later = row
+        later.expiresAtMillis += 1
+        #expect(throws: SharedRow.Failure.damaged) { try later.decode(for: Self.key, sealer: sealer) }
+        // A row that also fixed its checksum is still caught when sealed.
+        var forged = row
+        forged.storedAtMillis += 1
+        forged.checksum = forged.computeChecksum()
+        if sealed {
+            #expect(throws: SharedRow.Failure.damaged) { try forged.decode(for: Self.key, sealer: sealer) }
+        }
+    }
+
+    @Test func aDigestCollisionIsAMissAndKeysMustMatchTheCipher() throws {
+        let row = try SharedRow.encode(Self.entry, for: Self.key, expiresAtMillis: 0, sealer: nil)
+        #expect(throws: SharedRow.Failure.otherKey) { try row.decode(for: "other", sealer: nil) }
+        let sealed = try SharedRow.encode(
+            Self.entry,
+            for: Self.key,
+            expiresAtMillis: 0,
+            sealer: RowSealer(key: .random())
+        )
+        #expect(throws: SharedRow.Failure.damaged) {
+            try sealed.decode(for: Self.key, sealer: RowSealer(key: .random()))
+        }
+        #expect(throws: SharedRow.Failure.damaged) { try sealed.decode(for: Self.key, sealer: nil) }
+        #expect(throws: SharedRow.Failure.damaged) { try row.decode(for: Self.key, sealer: RowSealer(key: .random())) }
+    }
+
+    @Test func incompressibleValuesAreStoredRaw() throws {
+        let entry = CacheEntry(
+            value: SampleData.random(count: 1000),
+            storedAt: Date(millisecondsSince1970: 1_700_000_000_500)
+        )
+        let row = try SharedRow.encode(entry, for: "r", expiresAtMillis: 10, sealer: nil)
+        #expect(!row.flags.contains(.compressed) && row.value == entry.value)
+        #expect(try row.decode(for: "r", sealer: nil) == entry)
+    }
+
+    @Test(arguments: [false, true])
+    func invalidationPayloadsRoundTrip(sealed: Bool) throws {
+        let sealer = sealed ? RowSealer(key: .random()) : nil
+        let messages = [
+            InvalidationMessage(sender: "abc", kind: .key(Array("GET https://x/a|b".utf8))),
+            InvalidationMessage(sender: "abc", kind: .all),
+            InvalidationMessage(sender: "abc", kind: .storedSince(1_700_000_000_000)),
+        ]
+        for message in messages {
+            let payload = try message.payload(sealer: sealer)
+            #expect(InvalidationMessage(payload: payload, sealer: sealer) == message)
+            if sealed, case .key = message.kind { #expect(!payload.contains("https")) }
+        }
+        #expect(InvalidationMessage(payload: "lc1|abc|t|dGFn", sealer: sealer) == nil)  // reserved: tags
+        #expect(InvalidationMessage(payload: "something else", sealer: sealer) == nil)
+        let long = InvalidationMessage(sender: "abc", kind: .key(Array(repeating: 65, count: 7000)))
+        #expect(InvalidationMessage(payload: try long.payload(sealer: sealer), sealer: sealer)?.kind == .all)
+    }
+
+    @Test func urlsAreParsedAndBadOnesRefused() throws {
+        let configuration = try PostgresURL.clientConfiguration(
+            "postgres://cache:s3cret@db.internal:6543/app?sslmode=disable"
+        )
+        #expect(configuration.host == "db.internal" && configuration.port == 6543)
+        #expect(
+            configuration.username == "cache" && configuration.password == "s3cret" && configuration.database == "app"
+        )
+        #expect(throws: CacheError.self) { try PostgresURL.clientConfiguration("http://db/app") }
+        #expect(throws: CacheError.self) { try PostgresURL.clientConfiguration("postgres://db/app?sslmode=maybe") }
+        #expect(PostgresURL.redacted("postgres://u:pw@h/d") == "postgres://u:***@h/d")
+        #expect(throws: CacheError.self) {
+            try PostgresSharedTier(configuration: .init(url: "postgres://h/d", table: "x;drop"))
+        }
+    }
+}
+#endif
