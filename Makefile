@@ -1,6 +1,8 @@
 # LayeredCache — build, test, benchmark.
 #   make test    installs liblz4 if missing, builds with warnings as errors, runs every test
 #   make bench   installs liblz4 if missing, runs the benchmark suite in release mode
+#   make proxy-bench  cache-proxy against Varnish and nginx proxy_cache, one core each
+#                     (installs nginx-light, varnish, wrk if missing; PROXY_BENCH_ARGS=--quick)
 #   make lint    swift format lint --strict over Sources, Tests, Benchmarks
 #   make format  rewrites those files in the house format
 
@@ -8,8 +10,9 @@ SWIFT ?= swift
 STRICT := -Xswiftc -warnings-as-errors
 FORMAT_PATHS := Sources Tests Benchmarks
 BENCH_ARGS ?=
+PROXY_BENCH_ARGS ?=
 
-.PHONY: all deps test build bench lint format clean
+.PHONY: all deps test build bench proxy-bench lint format clean
 
 all: test
 
@@ -42,6 +45,9 @@ test: deps
 
 bench: deps
 	$(SWIFT) run -c release Benchmarks $(BENCH_ARGS)
+
+proxy-bench: deps
+	scripts/proxy-bench.sh $(PROXY_BENCH_ARGS)
 
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)
