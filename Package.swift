@@ -86,13 +86,13 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // The caching reverse proxy: a CachingHTTPClient behind a HummingbirdCore HTTP/1.1 server.
+        // The caching reverse proxy: a CachingHTTPClient behind a HummingbirdCore HTTP/1.1 server,
+        // over any HTTPTransport (the executable brings AsyncHTTPClient's).
         .target(
             name: "CacheProxyCore",
             dependencies: [
-                "CachingClient", "HTTPCaching", "CacheTiers", "AsyncHTTPClientTransport",
+                "CachingClient", "HTTPCaching", "CacheTiers",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -104,7 +104,8 @@ let package = Package(
         .executableTarget(
             name: "cache-proxy",
             dependencies: [
-                "CacheProxyCore", "HTTPCaching", "CacheTiers",
+                "CacheProxyCore", "HTTPCaching", "CacheTiers", "CachingClient", "AsyncHTTPClientTransport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -182,6 +183,7 @@ let package = Package(
             name: "CacheProxyTests",
             dependencies: [
                 "CacheProxyCore", "CachingClient", "HTTPCaching", "CacheTiers", "TestOriginSupport", "CacheTestSupport",
+                "AsyncHTTPClientTransport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),

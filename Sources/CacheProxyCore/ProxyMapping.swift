@@ -24,7 +24,7 @@ enum ProxyMapping {
                 ?? "/"
             if path.hasPrefix("?") { path = "/" + path }
         }
-        let fields = HopByHop.stripped(incoming.headerFields, alsoDropping: ["host", "content-length", "expect"])
+        let fields = HopByHop.stripped(incoming.headerFields, alsoDropping: HopByHop.requestExtras)
         return HTTPRequest(
             method: incoming.method,
             scheme: upstream.scheme,
@@ -61,7 +61,7 @@ enum ProxyMapping {
             response.status = .notModified
             body = []
         }
-        var fields = HopByHop.stripped(response.headerFields, alsoDropping: ["content-length"])
+        var fields = HopByHop.stripped(response.headerFields, alsoDropping: HopByHop.responseExtras)
         let code = response.status.code
         let mayHaveBody = code >= 200 && code != 204 && code != 304
         if request.method == .head {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import ArgumentParser
+import AsyncHTTPClient
+import AsyncHTTPClientTransport
 import CacheProxyCore
 import CacheTiers
 import HTTPCaching
@@ -46,6 +48,9 @@ struct CacheProxyCommand: AsyncParsableCommand {
     @Option(help: "Seconds one upstream exchange may take before the answer is a 504.")
     var timeout = 30
 
+    @Option(help: "The connections kept to the upstream.")
+    var upstreamConnections = 64
+
     @Option(help: "trace, debug (a line per request), info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -60,6 +65,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
         default: throw ValidationError("--mode must be shared or private, not '\(mode)'")
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard upstreamConnections > 0 else { throw ValidationError("--upstream-connections must be positive") }
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "cache-proxy")
         logger.logLevel = level
@@ -77,6 +83,38 @@ struct CacheProxyCommand: AsyncParsableCommand {
             cache.disk = DiskTier.Configuration(directory: directory, logger: logger)
             if let diskCapacity { cache.disk?.capacityBytes = diskCapacity }
         }
+        // The upstream client: AsyncHTTPClient, created here and shut down after the proxy stops.
+        var upstreamConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        // A down upstream fails at once (then stale-if-error or 502), instead of retrying.
+        upstreamConfiguration.connectionPool.retryConnectionEstablishment = false
+        upstreamConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = upstreamConnections
+        upstreamConfiguration.decompression = .disabled
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: upstreamConfiguration)
+        var failure: (any Error)?
+        do {
+            try await serve(
+                cache: cache,
+                upstream: upstreamURL,
+                address: address,
+                transport: HTTPClientTransport(client: http),
+                logger: logger
+            )
+        } catch {
+            failure = error
+        }
+        try? await http.shutdown()
+        if let failure { throw failure }
+        logger.info("stopped")
+    }
+
+    private func serve(
+        cache: ResponseCache.Configuration,
+        upstream upstreamURL: Upstream,
+        address: ListenAddress,
+        transport: HTTPClientTransport,
+        logger: Logger
+    ) async throws {
+        let cacheMode = cache.mode
         let proxy = try CacheProxy(
             configuration: .init(
                 upstream: upstreamURL,
@@ -86,6 +124,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 requestTimeout: .seconds(timeout),
                 logger: logger
             ),
+            transport: transport,
             onListening: { [logger, directory] port in
                 logger.info(
                     "listening",
@@ -104,6 +143,5 @@ struct CacheProxyCommand: AsyncParsableCommand {
             )
         )
         try await group.run()
-        logger.info("stopped")
     }
 }

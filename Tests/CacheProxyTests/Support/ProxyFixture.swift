@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import AsyncHTTPClient
+import AsyncHTTPClientTransport
 import CacheTiers
+import CachingClient
 import Foundation
 import HTTPCaching
 import HTTPTypes
@@ -43,7 +45,8 @@ struct ProxyFixture {
         directory: String? = nil,
         statusHeader: Bool = true,
         requestTimeout: Duration = .seconds(30),
-        origin: TestOrigin? = nil
+        origin: TestOrigin? = nil,
+        targetedCacheControl: [HTTPField.Name]? = nil
     ) async throws -> ProxyFixture {
         let origin = try await Self.origin(origin)
         let date = ManualDate()
@@ -62,6 +65,7 @@ struct ProxyFixture {
                 requestTimeout: requestTimeout,
                 metricsFactory: metrics
             ),
+            transport: HTTPClientTransport(client: Self.upstream),
             onListening: { port in
                 continuation.yield(port)
                 continuation.finish()
@@ -131,6 +135,16 @@ struct ProxyFixture {
     func counter(_ label: String) -> Int64 {
         (try? metrics.expectCounter(label).totalValue) ?? 0
     }
+
+    /// The proxy's HTTP client to the origin, shared by the fixtures (the proxy does not own its
+    /// transport): redirects not followed, a refused connection not retried, bodies as sent.
+    static let upstream: HTTPClient = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        configuration.decompression = .disabled
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
 
     /// The user's HTTP client: up to 256 connections to the proxy, redirects not followed.
     static let user: HTTPClient = {
