@@ -78,11 +78,16 @@ struct ProxyHandler: Sendable {
                 received.readableBytes > 0
                 ? Array(received.readableBytesView) : (Self.sendsBody(outgoing.method) ? [] : nil)
         }
-        let result = await client.fetch(outgoing, body: body, policy: ProxyMapping.policy(for: outgoing))
+        // A range is cut from the whole response, from the cache or fetched whole.
+        let whole = ProxyMapping.wholeRequest(for: outgoing)
+        let result = await client.fetch(whole, body: body, policy: .useProtocolCachePolicy)
         if let error = result.error, result.response == nil {
             logger.debug("no answer from the upstream", metadata: ["error": "\(error)"])
         }
-        return ProxyMapping.answer(for: result, to: outgoing, statusHeader: statusHeader)
+        return ProxyMapping.ranged(
+            ProxyMapping.answer(for: result, to: whole, statusHeader: statusHeader),
+            for: outgoing
+        )
     }
 
     /// An answer the proxy gives itself; `close` ends the connection after it (when what follows

@@ -34,10 +34,45 @@ enum ProxyMapping {
         )
     }
 
-    /// The cache policy for `request`: RFC 9111, except that range requests pass through to the
-    /// origin (a 206 is never stored; a full 200 the origin sends instead is).
-    static func policy(for request: HTTPRequest) -> CachePolicy {
-        request.headerFields[.range] == nil ? .useProtocolCachePolicy : .reloadIgnoringCacheData
+    /// The request the cache sees for the `forwarded` one: a `GET` or `HEAD` without `Range`
+    /// and `If-Range`, so that a range is answered from the whole response, stored or fetched
+    /// (``ranged(_:for:)`` cuts it); other methods as they are.
+    static func wholeRequest(for forwarded: HTTPRequest) -> HTTPRequest {
+        guard forwarded.method == .get || forwarded.method == .head,
+            forwarded.headerFields[.range] != nil || forwarded.headerFields[.ifRange] != nil
+        else { return forwarded }
+        var whole = forwarded
+        whole.headerFields[.range] = nil
+        whole.headerFields[.ifRange] = nil
+        return whole
+    }
+
+    /// `answer` cut to the `Range` of `request` (RFC 9110 §14, ``HTTPCaching/RangeRule``): a 200
+    /// becomes a 206 with `Content-Range`, or a 416 when no byte is in the range; anything else,
+    /// or a range the proxy does not serve, goes as it is.
+    static func ranged(
+        _ answer: (response: HTTPResponse, body: [UInt8], status: CacheStatus),
+        for request: HTTPRequest
+    ) -> (response: HTTPResponse, body: [UInt8], status: CacheStatus) {
+        guard request.method == .get, request.headerFields[.range] != nil, answer.response.status == .ok else {
+            return answer
+        }
+        var (response, body, status) = answer
+        let length = body.count
+        let rule = RangeRule.evaluate(request, response: response, length: length)
+        if let bytes = rule.bytes {
+            response.status = .partialContent
+            response.headerFields[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(length)"
+            body = Array(body[bytes])
+        } else if rule == .unsatisfiable {
+            response.status = .rangeNotSatisfiable
+            response.headerFields[.contentRange] = "bytes */\(length)"
+            body = []
+        } else {
+            return answer
+        }
+        response.headerFields[.contentLength] = String(body.count)
+        return (response, body, status)
     }
 
     /// The answer to send downstream for `result`, and how it was made.

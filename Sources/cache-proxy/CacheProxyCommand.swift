@@ -48,6 +48,14 @@ struct CacheProxyCommand: AsyncParsableCommand {
     @Option(help: "Seconds one upstream exchange may take before the answer is a 504.")
     var timeout = 30
 
+    @Option(
+        help: """
+            The targeted cache-control fields obeyed in place of Cache-Control in shared mode, \
+            comma-separated, first match wins (RFC 9213); "none" for none.
+            """
+    )
+    var targetedCacheControl = "CDN-Cache-Control"
+
     @Option(help: "The connections kept to the upstream.")
     var upstreamConnections = 64
 
@@ -79,6 +87,15 @@ struct CacheProxyCommand: AsyncParsableCommand {
         }
         var cache = ResponseCache.Configuration(mode: cacheMode, logger: logger)
         if let memoryCapacity { cache.memory.capacityBytes = memoryCapacity }
+        cache.targetedCacheControl =
+            try targetedCacheControl == "none"
+            ? []
+            : targetedCacheControl.split(separator: ",").map { name in
+                guard let field = HTTPField.Name(name.filter { $0 != " " }) else {
+                    throw ValidationError("--targeted-cache-control: '\(name)' is not a field name")
+                }
+                return field
+            }
         if let directory {
             cache.disk = DiskTier.Configuration(directory: directory, logger: logger)
             if let diskCapacity { cache.disk?.capacityBytes = diskCapacity }

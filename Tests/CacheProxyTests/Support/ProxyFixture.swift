@@ -52,15 +52,17 @@ struct ProxyFixture {
         let date = ManualDate()
         let metrics = TestMetrics()
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        var cache = ResponseCache.Configuration(
+            disk: directory.map { DiskTier.Configuration(directory: $0) },
+            mode: mode,
+            now: { date.now }
+        )
+        if let targetedCacheControl { cache.targetedCacheControl = targetedCacheControl }
         let proxy = try CacheProxy(
             configuration: .init(
                 upstream: Upstream(origin.baseURL),
                 listen: .loopback(port: 0),
-                cache: .init(
-                    disk: directory.map { DiskTier.Configuration(directory: $0) },
-                    mode: mode,
-                    now: { date.now }
-                ),
+                cache: cache,
                 cacheStatusHeader: statusHeader ? HTTPField.Name("X-Cache") : nil,
                 requestTimeout: requestTimeout,
                 metricsFactory: metrics
