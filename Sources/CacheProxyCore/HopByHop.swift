@@ -16,17 +16,15 @@ enum HopByHop {
     }
 
     /// `Host`, the framing fields and `Expect`: what a request loses on its way upstream.
-    static let requestExtras: Set<String> = ["host", "content-length", "expect"]
-    /// `Content-Length`: set again from the body on every answer.
-    static let responseExtras: Set<String> = ["content-length"]
+    static let requestExtras = ["host", "content-length", "expect"]
 
     /// `fields` without the hop-by-hop fields, the others in their order, repeated ones kept.
     ///
     /// Fields with nothing to drop come back as they are, without a copy (the common case on
     /// every cache hit: stored responses lost their hop-by-hop fields before they were stored).
     /// - Parameter alsoDropping: more names (lowercased) to drop, such as the framing fields the
-    ///   next hop sets itself.
-    static func stripped(_ fields: HTTPFields, alsoDropping extra: Set<String> = []) -> HTTPFields {
+    ///   next hop sets itself; a short list, compared with each field's name rather than hashed.
+    static func stripped(_ fields: HTTPFields, alsoDropping extra: [String] = []) -> HTTPFields {
         var named: Set<String> = []
         if fields[.connection] != nil {
             for value in fields[values: .connection] {
@@ -38,7 +36,7 @@ enum HopByHop {
         }
         func drops(_ field: HTTPField) -> Bool {
             let name = field.name.canonicalName
-            return isFixed(name) || extra.contains(name) || named.contains(name)
+            return isFixed(name) || extra.contains(name) || (!named.isEmpty && named.contains(name))
         }
         guard fields.contains(where: drops) else { return fields }
         var kept = HTTPFields()

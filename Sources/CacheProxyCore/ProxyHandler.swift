@@ -18,7 +18,7 @@ struct ProxyHandler: Sendable {
     /// - Parameter channel: the connection; closed after an answer that says `Connection: close`
     ///   (HummingbirdCore keeps a connection open unless the request asked to close it).
     func respond(to request: Request, writer: consuming ResponseWriter, channel: any Channel) async throws {
-        let start = ContinuousClock.now
+        let start = logger.logLevel <= .debug ? ContinuousClock.now : nil
         var request = request
         var (response, body, status) = await answer(&request)
         if let statusHeader, response.headerFields[statusHeader] == nil {
@@ -32,7 +32,7 @@ struct ProxyHandler: Sendable {
                 "path": "\(request.head.path ?? "")",
                 "status": "\(response.status.code)",
                 "cache": "\(status.rawValue)",
-                "duration": "\(ContinuousClock.now - start)",
+                "duration": "\(start.map { ContinuousClock.now - $0 } ?? .zero)",
             ]
         )
         let responseBody = body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body))
@@ -81,13 +81,11 @@ struct ProxyHandler: Sendable {
         // A range is cut from the whole response, from the cache or fetched whole.
         let whole = ProxyMapping.wholeRequest(for: outgoing)
         let result = await client.fetch(whole, body: body, policy: .useProtocolCachePolicy)
-        if let error = result.error, result.response == nil {
+        let answer = ProxyMapping.answer(for: result, to: whole, statusHeader: statusHeader)
+        if answer.status == .error, let error = result.error {
             logger.debug("no answer from the upstream", metadata: ["error": "\(error)"])
         }
-        return ProxyMapping.ranged(
-            ProxyMapping.answer(for: result, to: whole, statusHeader: statusHeader),
-            for: outgoing
-        )
+        return ProxyMapping.ranged(answer, for: outgoing)
     }
 
     /// An answer the proxy gives itself; `close` ends the connection after it (when what follows

@@ -90,31 +90,37 @@ enum ProxyMapping {
         to request: HTTPRequest,
         statusHeader: HTTPField.Name?
     ) -> (response: HTTPResponse, body: [UInt8], status: CacheStatus) {
-        let status = CacheStatus(result)
-        var (response, body) = answerParts(result)
+        // `result.response` builds the head with its `Age` on every read: read it once.
+        let head = result.response
+        let status = CacheStatus(result, response: head)
+        var (response, body) = answerParts(result, head)
         if status != .miss, status != .error, Conditional.isNotModified(request, response) {
             response.status = .notModified
             body = []
         }
-        var fields = HopByHop.stripped(response.headerFields, alsoDropping: HopByHop.responseExtras)
+        // Stored responses lost their hop-by-hop fields before they were stored: then the fields
+        // are used as they are, and changed (copied) only where the framing differs.
+        var fields = HopByHop.stripped(response.headerFields)
         let code = response.status.code
         let mayHaveBody = code >= 200 && code != 204 && code != 304
+        let length: String?
         if request.method == .head {
-            let length = body.isEmpty ? response.headerFields[.contentLength] : String(body.count)
-            if let length, mayHaveBody { fields[.contentLength] = length }
+            length = mayHaveBody ? (body.isEmpty ? response.headerFields[.contentLength] : String(body.count)) : nil
             body = []
         } else if mayHaveBody {
-            fields[.contentLength] = String(body.count)
+            length = String(body.count)
         } else {
+            length = nil
             body = []
         }
+        if fields[.contentLength] != length { fields[.contentLength] = length }
         if let statusHeader { fields[statusHeader] = status.rawValue }
         response.headerFields = fields
         return (response, body, status)
     }
 
-    private static func answerParts(_ result: FetchResult) -> (HTTPResponse, [UInt8]) {
-        if let response = result.response { return (response, result.body ?? []) }
+    private static func answerParts(_ result: FetchResult, _ head: HTTPResponse?) -> (HTTPResponse, [UInt8]) {
+        if let head { return (head, result.body ?? []) }
         let code = result.error?.code
         let gatewayTimeout = code == .timeout || code == .notCached
         let message =
