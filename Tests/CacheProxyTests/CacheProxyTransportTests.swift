@@ -33,28 +33,16 @@ import Testing
 
     @Test func anyTransportServesTheProxy() async throws {
         let origin = InMemoryOrigin()
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let proxy = try CacheProxy(
-            configuration: .init(
+        let running = try await RunningProxy.start(
+            .init(
                 upstream: Upstream("http://origin.invalid"),
                 listen: .loopback(port: 0),
                 cache: .init(mode: .shared),
                 cacheStatusHeader: HTTPField.Name("X-Cache")
             ),
-            transport: origin,
-            onListening: { port in
-                continuation.yield(port)
-                continuation.finish()
-            }
+            transport: origin
         )
-        let group = ServiceGroup(
-            services: [proxy],
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
-        )
-        let running = Task { try await group.run() }
-        var port = 0
-        for await bound in ports { port = bound }
-
+        let port = running.port
         var statuses: [String] = []
         for range in [nil, "bytes=3-"] {
             var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/m")
@@ -68,7 +56,6 @@ import Testing
         #expect(statuses == ["200 MISS in memory", "206 HIT memory"])
         let sent = origin.received.withLock { $0 }
         #expect(sent.count == 1 && sent.first?.authority == "origin.invalid" && sent.first?.path == "/m")
-        await group.triggerGracefulShutdown()
-        try await running.value
+        try await running.stop()
     }
 }

@@ -21,12 +21,12 @@ import TestOriginSupport
 /// test moves; requests go through a real HTTP client, as a user's would.
 struct ProxyFixture {
     let origin: TestOrigin
-    let proxy: CacheProxy
-    let port: Int
+    let running: RunningProxy
     let metrics: TestMetrics
     private let date: ManualDate
-    private let group: ServiceGroup
-    private let running: Task<Void, any Error>
+
+    var proxy: CacheProxy { running.proxy }
+    var port: Int { running.port }
 
     /// The answer a user got.
     struct Answer {
@@ -51,15 +51,14 @@ struct ProxyFixture {
         let origin = try await Self.origin(origin)
         let date = ManualDate()
         let metrics = TestMetrics()
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         var cache = ResponseCache.Configuration(
             disk: directory.map { DiskTier.Configuration(directory: $0) },
             mode: mode,
             now: { date.now }
         )
         if let targetedCacheControl { cache.targetedCacheControl = targetedCacheControl }
-        let proxy = try CacheProxy(
-            configuration: .init(
+        let running = try await RunningProxy.start(
+            .init(
                 upstream: Upstream(origin.baseURL),
                 listen: .loopback(port: 0),
                 cache: cache,
@@ -67,28 +66,9 @@ struct ProxyFixture {
                 requestTimeout: requestTimeout,
                 metricsFactory: metrics
             ),
-            transport: HTTPClientTransport(client: Self.upstream),
-            onListening: { port in
-                continuation.yield(port)
-                continuation.finish()
-            }
+            transport: HTTPClientTransport(client: Self.upstream)
         )
-        let group = ServiceGroup(
-            services: [proxy],
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
-        )
-        let running = Task { try await group.run() }
-        var port = 0
-        for await bound in ports { port = bound }
-        return ProxyFixture(
-            origin: origin,
-            proxy: proxy,
-            port: port,
-            metrics: metrics,
-            date: date,
-            group: group,
-            running: running
-        )
+        return ProxyFixture(origin: origin, running: running, metrics: metrics, date: date)
     }
 
     private static func origin(_ given: TestOrigin?) async throws -> TestOrigin {
@@ -129,8 +109,7 @@ struct ProxyFixture {
 
     /// Stops the proxy gracefully and leaves the origin running.
     func stopProxy() async throws {
-        await group.triggerGracefulShutdown()
-        try await running.value
+        try await running.stop()
     }
 
     /// The value of the proxy's counter `label`.
