@@ -221,7 +221,7 @@ init = function(args) math.randomseed(os.time() + seed) end
 request = function()
     local u, lo, hi = math.random(), 1, urls
     while lo < hi do
-        local mid = (lo + hi) // 2
+        local mid = math.floor((lo + hi) / 2)
         if cdf[mid] < u then lo = mid + 1 else hi = mid end
     end
     return wrk.format("GET", "/z/" .. lo)
