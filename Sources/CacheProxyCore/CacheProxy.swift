@@ -109,18 +109,32 @@ public final class CacheProxy: Service, Sendable {
     }
 
     private func serve(_ client: CachingHTTPClient) async throws {
+        let metrics = ProxyMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
         let handler = ProxyHandler(
             client: client,
             upstream: configuration.upstream,
             statusHeader: configuration.cacheStatusHeader,
             maximumRequestBodyBytes: configuration.maximumBodyBytes,
-            metrics: ProxyMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory),
+            metrics: metrics,
             logger: configuration.logger
         )
+        // Fresh memory hits are answered on the event loop; everything else goes to the handler.
+        let fastHit = FastHit(
+            cache: cache,
+            upstream: configuration.upstream,
+            statusHeader: configuration.cacheStatusHeader,
+            metrics: metrics
+        )
+        let channelConfiguration = HTTP1Channel.Configuration(
+            idleTimeout: configuration.idleTimeout.map(TimeAmount.init)
+        )
         let onListening = self.onListening
-        let server = try HTTPServerBuilder.http1(
-            configuration: .init(idleTimeout: configuration.idleTimeout.map(TimeAmount.init))
-        ).buildServer(
+        let server = try HTTPServerBuilder { responder in
+            FastHitHTTP1Channel(
+                base: HTTP1Channel(responder: responder, configuration: channelConfiguration),
+                fastHit: fastHit
+            )
+        }.buildServer(
             configuration: ServerConfiguration(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port),
                 backlog: 1024
