@@ -10,9 +10,9 @@ import NIOHTTPTypes
 
 /// The answer to a plain `GET` that the memory tier answers fresh, made on the event loop
 /// without a task: the same answer ``ProxyHandler`` gives through the caching client (RFC 9111
-/// with the protocol cache policy: a stored response without `Vary`, fresh, for a request
+/// with the protocol cache policy: the one stored response or variant that answers, fresh, for a request
 /// without cache directives, with its current `Age`), conditional and range requests included.
-/// Anything else — a miss, a stale entry, `Vary`, a body, cache directives, a second `Host` —
+/// Anything else — a miss, a stale entry, a body, cache directives, a second `Host` —
 /// is nil and takes the ordinary path.
 struct FastHit: Sendable {
     let cache: ResponseCache

@@ -60,12 +60,36 @@ import Testing
         #expect(conditional.response.status == .ok)  // no Last-Modified: nothing to compare, whole answer
     }
 
+    @Test func aVariantIsFoundByTheRequestsFields() async throws {
+        let (fastHit, cache, date, _) = try Self.make()
+        let request = HTTPRequest(
+            method: .get,
+            scheme: "http",
+            authority: "origin:8000",
+            path: "/v",
+            headerFields: [.acceptEncoding: "gzip, br"]
+        )
+        let response = CachedResponse(
+            response: HTTPResponse(
+                status: .ok,
+                headerFields: [.cacheControl: "max-age=60", .vary: "Accept-Encoding"]
+            ),
+            body: [1],
+            requestTime: date.now,
+            responseTime: date.now
+        )
+        #expect(try await cache.storeCachedResponse(response, for: request))
+        #expect(fastHit.answer(Self.incoming("/v", [.acceptEncoding: "br,GZIP"])) != nil)
+        #expect(fastHit.answer(Self.incoming("/v", [.acceptEncoding: "gzip"])) == nil)
+        #expect(fastHit.answer(Self.incoming("/v")) == nil)
+    }
+
     @Test func everythingElseTakesTheOrdinaryPath() async throws {
         let (fastHit, cache, date, _) = try Self.make()
         try await Self.store(cache, "/a", [.cacheControl: "max-age=60"], at: date.now)
         try await Self.store(cache, "/v", [.cacheControl: "max-age=60", .vary: "Accept"], at: date.now)
         #expect(fastHit.answer(Self.incoming("/missing")) == nil)
-        #expect(fastHit.answer(Self.incoming("/v")) == nil)  // Vary: the client's path matches variants
+        #expect(fastHit.answer(Self.incoming("/v", [.accept: "text/html"])) == nil)  // another variant
         #expect(fastHit.answer(Self.incoming("/a", [.cacheControl: "no-cache"])) == nil)
         #expect(fastHit.answer(Self.incoming("/a", [.contentLength: "0"])) == nil)
         #expect(fastHit.answer(Self.incoming("/a", [HTTPField.Name("Host")!: "second"])) == nil)
