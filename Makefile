@@ -2,6 +2,8 @@
 #   make test    installs liblz4 and PostgreSQL if missing, builds with warnings as errors, runs
 #                every test beside a throwaway PostgreSQL server (scripts/with-postgres.sh)
 #   make bench   installs them if missing, runs the benchmark suite in release mode (beside one too)
+#   make proxy-bench  cache-proxy against Varnish and nginx proxy_cache, one core each
+#                     (installs nginx-light, varnish, wrk if missing; PROXY_BENCH_ARGS=--quick)
 #   make lint    swift format lint --strict over Sources, Tests, Benchmarks, and a check that the
 #                documentation's examples are extracted (make snippets; make test compiles them)
 #   make format  rewrites those files in the house format
@@ -14,10 +16,11 @@ STRICT := -Xswiftc -warnings-as-errors
 TRAITS := --enable-all-traits
 FORMAT_PATHS := Sources Tests Benchmarks Examples
 BENCH_ARGS ?=
+PROXY_BENCH_ARGS ?=
 
 WITH_POSTGRES := scripts/with-postgres.sh
 
-.PHONY: all deps deps-postgres test build bench lint format snippets clean docs examples consumer-check
+.PHONY: all deps deps-postgres test build bench proxy-bench lint format snippets clean docs examples consumer-check
 
 all: test
 
@@ -65,6 +68,9 @@ test: deps
 
 bench: deps
 	$(WITH_POSTGRES) $(SWIFT) run $(TRAITS) -c release Benchmarks $(BENCH_ARGS)
+
+proxy-bench: deps
+	scripts/proxy-bench.sh $(PROXY_BENCH_ARGS)
 
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)

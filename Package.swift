@@ -53,6 +53,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        // NIOHTTPTypes only: the HTTP parts CacheProxyCore's channel handler reads (HummingbirdCore's own).
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.24.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         // HummingbirdCore only (the HTTP/1.1 server), without the swift-configuration trait.
@@ -134,13 +136,14 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // The caching reverse proxy: a CachingHTTPClient behind a HummingbirdCore HTTP/1.1 server.
+        // The caching reverse proxy: a CachingHTTPClient behind a HummingbirdCore HTTP/1.1 server,
+        // over any HTTPTransport (the executable brings AsyncHTTPClient's).
         .target(
             name: "CacheProxyCore",
             dependencies: [
-                "CachingClient", "HTTPCaching", "CacheTiers", "AsyncHTTPClientTransport",
+                "CachingClient", "HTTPCaching", "CacheTiers",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -152,7 +155,9 @@ let package = Package(
         .executableTarget(
             name: "cache-proxy",
             dependencies: [
-                "CacheProxyCore", "TraitTrampoline", "HTTPCaching", "CacheTiers", "PostgresCacheTier",
+                "CacheProxyCore", "TraitTrampoline", "HTTPCaching", "CacheTiers", "CachingClient",
+                "AsyncHTTPClientTransport", "PostgresCacheTier",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -240,6 +245,7 @@ let package = Package(
             name: "CacheProxyTests",
             dependencies: [
                 "CacheProxyCore", "CachingClient", "HTTPCaching", "CacheTiers", "TestOriginSupport", "CacheTestSupport",
+                "AsyncHTTPClientTransport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -256,7 +262,7 @@ let package = Package(
             name: "DocSnippetsTests",
             dependencies: [
                 "CacheTiers", "HTTPCaching", "CachingClient", "AsyncHTTPClientTransport", "HummingbirdLayeredCache",
-                "PostgresCacheTier",
+                "PostgresCacheTier", "CacheProxyCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -23,10 +23,9 @@ extension CacheProxy {
         /// How long one exchange with the upstream may take; past it the answer is a 504 (or a
         /// stale response where allowed). Default 30 s.
         public var requestTimeout: Duration
-        /// The largest request or response body accepted. Default 64 MiB.
+        /// The largest request body accepted (the transport bounds response bodies). Default
+        /// 64 MiB.
         public var maximumBodyBytes: Int
-        /// The connections kept to the upstream. Default 64.
-        public var upstreamConnections: Int
         /// How long an idle downstream connection stays open; nil for ever. Default 60 s.
         public var idleTimeout: Duration?
         /// Where the proxy logs: a line per request at debug level. Default: nowhere.
@@ -44,7 +43,6 @@ extension CacheProxy {
             cacheStatusHeader: HTTPField.Name? = nil,
             requestTimeout: Duration = .seconds(30),
             maximumBodyBytes: Int = 64 << 20,
-            upstreamConnections: Int = 64,
             idleTimeout: Duration? = .seconds(60),
             logger: Logger = Logger(label: "LayeredCache.CacheProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
             metricsFactory: (any MetricsFactory)? = nil,
@@ -56,7 +54,6 @@ extension CacheProxy {
             self.cacheStatusHeader = cacheStatusHeader
             self.requestTimeout = requestTimeout
             self.maximumBodyBytes = maximumBodyBytes
-            self.upstreamConnections = upstreamConnections
             self.idleTimeout = idleTimeout
             self.logger = logger
             self.metricsFactory = metricsFactory

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if Proxy
-import AsyncHTTPClient
-import AsyncHTTPClientTransport
 import CacheTiers
-import CachingClient
+public import CachingClient
 public import HTTPCaching
 import HummingbirdCore
 import Logging
@@ -16,14 +14,16 @@ import Synchronization
 
 /// A caching HTTP/1.1 reverse proxy: a ``CachingClient/CachingHTTPClient`` with the protocol
 /// cache policy (RFC 9111) over a ``HTTPCaching/ResponseCache``, behind a HummingbirdCore
-/// listener.
+/// listener, sending to the upstream through any ``CachingClient/HTTPTransport``.
 ///
 /// ```swift
+/// let http = HTTPClient(eventLoopGroupProvider: .singleton)   // AsyncHTTPClient
 /// let proxy = try CacheProxy(
 ///     configuration: .init(
 ///         upstream: try Upstream("http://127.0.0.1:8000"),
 ///         cache: .init(disk: .init(directory: "/var/cache/proxy"), mode: .shared)
-///     )
+///     ),
+///     transport: HTTPClientTransport(client: http)   // AsyncHTTPClientTransport
 /// )
 /// let group = ServiceGroup(services: [proxy], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
 /// try await group.run()
@@ -40,12 +40,15 @@ import Synchronization
 /// ``run()`` runs the cache, the client and the listener in a `ServiceGroup` and returns after a
 /// graceful shutdown: the listener stops accepting and finishes the requests in flight, then the
 /// client's work is cancelled, the cache's last index snapshot written and its directory
-/// released. A proxy runs once.
+/// released. The transport is the caller's: the proxy neither starts nor shuts it down. A proxy
+/// runs once.
 public final class CacheProxy: Service, Sendable {
     /// The configuration.
     public let configuration: Configuration
     /// The response cache.
     public let cache: ResponseCache
+    /// Where requests go upstream.
+    public let transport: any HTTPTransport
     private let onListening: @Sendable (Int) async -> Void
     /// The client while ``run()`` runs (for tests).
     let runningClient = Mutex<CachingHTTPClient?>(nil)
@@ -53,18 +56,23 @@ public final class CacheProxy: Service, Sendable {
     /// Creates a proxy and opens its cache.
     /// - Parameters:
     ///   - configuration: the upstream, the listen address, the cache.
+    ///   - transport: sends requests to the upstream (`HTTPClientTransport` from the module
+    ///     `AsyncHTTPClientTransport`, or any other); the proxy drops hop-by-hop fields from its
+    ///     answers before the cache sees them.
     ///   - onListening: called with the bound port once the listener accepts connections.
-    /// - Throws: ``CacheProxyError`` for a body limit or connection count below 1; the cache's
+    /// - Throws: ``CacheProxyError`` for a body limit below 1; the cache's
     ///   `HTTPCachingError` for an invalid cache configuration or a directory that cannot be opened
     ///   (another process holds it, say).
     public init(
         configuration: Configuration,
+        transport: any HTTPTransport,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws {
-        guard configuration.maximumBodyBytes > 0, configuration.upstreamConnections > 0 else {
-            throw CacheProxyError(code: .invalidArgument, message: "body limit and connections must be positive")
+        guard configuration.maximumBodyBytes > 0 else {
+            throw CacheProxyError(code: .invalidArgument, message: "the body limit must be positive")
         }
         self.configuration = configuration
+        self.transport = transport
         self.onListening = onListening
         self.cache = try ResponseCache(configuration: configuration.cache)
     }
@@ -72,15 +80,8 @@ public final class CacheProxy: Service, Sendable {
     /// Listens and answers until graceful shutdown (or cancellation).
     /// - Throws: when the listener cannot bind, or a service fails.
     public func run() async throws {
-        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: upstreamClientConfiguration())
         let client = CachingHTTPClient(
-            transport: UpstreamTransport(
-                base: HTTPClientTransport(
-                    client: httpClient,
-                    maximumBodyBytes: configuration.maximumBodyBytes,
-                    clock: configuration.clock
-                )
-            ),
+            transport: UpstreamTransport(base: transport),
             cache: cache,
             configuration: .init(
                 policy: .useProtocolCachePolicy,
@@ -100,7 +101,6 @@ public final class CacheProxy: Service, Sendable {
         } catch {
             failure = error
         }
-        try? await httpClient.shutdown()
         do {
             try await cache.tiers.close()
         } catch {
@@ -110,18 +110,32 @@ public final class CacheProxy: Service, Sendable {
     }
 
     private func serve(_ client: CachingHTTPClient) async throws {
+        let metrics = ProxyMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
         let handler = ProxyHandler(
             client: client,
             upstream: configuration.upstream,
             statusHeader: configuration.cacheStatusHeader,
             maximumRequestBodyBytes: configuration.maximumBodyBytes,
-            metrics: ProxyMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory),
+            metrics: metrics,
             logger: configuration.logger
         )
+        // Fresh memory hits are answered on the event loop; everything else goes to the handler.
+        let fastHit = FastHit(
+            cache: cache,
+            upstream: configuration.upstream,
+            statusHeader: configuration.cacheStatusHeader,
+            metrics: metrics
+        )
+        let channelConfiguration = HTTP1Channel.Configuration(
+            idleTimeout: configuration.idleTimeout.map(TimeAmount.init)
+        )
         let onListening = self.onListening
-        let server = try HTTPServerBuilder.http1(
-            configuration: .init(idleTimeout: configuration.idleTimeout.map(TimeAmount.init))
-        ).buildServer(
+        let server = try HTTPServerBuilder { responder in
+            FastHitHTTP1Channel(
+                base: HTTP1Channel(responder: responder, configuration: channelConfiguration),
+                fastHit: fastHit
+            )
+        }.buildServer(
             configuration: ServerConfiguration(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port),
                 backlog: 1024
@@ -146,15 +160,6 @@ public final class CacheProxy: Service, Sendable {
             )
         )
         try await group.run()
-    }
-
-    private func upstreamClientConfiguration() -> HTTPClient.Configuration {
-        var upstream = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        // A down upstream fails at once (then stale-if-error or 502), instead of retrying.
-        upstream.connectionPool.retryConnectionEstablishment = false
-        upstream.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.upstreamConnections
-        upstream.decompression = .disabled
-        return upstream
     }
 }
 

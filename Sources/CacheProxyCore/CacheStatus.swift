@@ -2,6 +2,7 @@
 
 #if Proxy
 import CachingClient
+import HTTPTypes
 
 /// How the proxy answered a request: the value of the optional cache status header and the
 /// metric it counts in.
@@ -17,9 +18,10 @@ enum CacheStatus: String, Sendable {
     /// No answer: the proxy made a 502 or a 504.
     case error = "ERROR"
 
-    /// The status of `result`.
-    init(_ result: FetchResult) {
-        guard result.response != nil else {
+    /// The status of `result`, whose response (`result.response`, built anew on every read) is
+    /// `response`.
+    init(_ result: FetchResult, response: HTTPResponse?) {
+        guard response != nil else {
             self = .error
             return
         }

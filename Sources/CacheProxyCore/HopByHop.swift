@@ -8,27 +8,41 @@ import HTTPTypes
 /// every field it names, `Keep-Alive`, `Proxy-*` (`Proxy-Connection`, `Proxy-Authorization`,
 /// `Proxy-Authenticate`), `TE`, `Trailer`, `Transfer-Encoding` and `Upgrade`.
 enum HopByHop {
-    /// The names (lowercased) dropped whatever `Connection` says.
-    static let fixedNames: Set<String> = ["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"]
+    /// Whether `name` (lowercased) is dropped whatever `Connection` says.
+    static func isFixed(_ name: String) -> Bool {
+        switch name {
+        case "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade": true
+        default: name.hasPrefix("proxy-")
+        }
+    }
+
+    /// `Host`, the framing fields and `Expect`: what a request loses on its way upstream.
+    static let requestExtras = ["host", "content-length", "expect"]
 
     /// `fields` without the hop-by-hop fields, the others in their order, repeated ones kept.
+    ///
+    /// Fields with nothing to drop come back as they are, without a copy (the common case on
+    /// every cache hit: stored responses lost their hop-by-hop fields before they were stored).
     /// - Parameter alsoDropping: more names (lowercased) to drop, such as the framing fields the
-    ///   next hop sets itself.
-    static func stripped(_ fields: HTTPFields, alsoDropping extra: Set<String> = []) -> HTTPFields {
-        var named = fixedNames.union(extra)
-        for value in fields[values: .connection] {
-            for option in value.split(separator: ",") {
-                let name = option.trimmingOWS().lowercased()
-                if !name.isEmpty { named.insert(name) }
+    ///   next hop sets itself; a short list, compared with each field's name rather than hashed.
+    static func stripped(_ fields: HTTPFields, alsoDropping extra: [String] = []) -> HTTPFields {
+        var named: Set<String> = []
+        if fields[.connection] != nil {
+            for value in fields[values: .connection] {
+                for option in value.split(separator: ",") {
+                    let name = option.trimmingOWS().lowercased()
+                    if !name.isEmpty { named.insert(name) }
+                }
             }
         }
+        func drops(_ field: HTTPField) -> Bool {
+            let name = field.name.canonicalName
+            return isFixed(name) || extra.contains(name) || (!named.isEmpty && named.contains(name))
+        }
+        guard fields.contains(where: drops) else { return fields }
         var kept = HTTPFields()
         kept.reserveCapacity(fields.count)
-        for field in fields {
-            let name = field.name.canonicalName
-            if named.contains(name) || name.hasPrefix("proxy-") { continue }
-            kept.append(field)
-        }
+        for field in fields where !drops(field) { kept.append(field) }
         return kept
     }
 }

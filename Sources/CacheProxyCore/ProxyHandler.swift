@@ -19,7 +19,7 @@ struct ProxyHandler: Sendable {
     /// - Parameter channel: the connection; closed after an answer that says `Connection: close`
     ///   (HummingbirdCore keeps a connection open unless the request asked to close it).
     func respond(to request: Request, writer: consuming ResponseWriter, channel: any Channel) async throws {
-        let start = ContinuousClock.now
+        let start = logger.logLevel <= .debug ? ContinuousClock.now : nil
         var request = request
         var (response, body, status) = await answer(&request)
         if let statusHeader, response.headerFields[statusHeader] == nil {
@@ -33,7 +33,7 @@ struct ProxyHandler: Sendable {
                 "path": "\(request.head.path ?? "")",
                 "status": "\(response.status.code)",
                 "cache": "\(status.rawValue)",
-                "duration": "\(ContinuousClock.now - start)",
+                "duration": "\(start.map { ContinuousClock.now - $0 } ?? .zero)",
             ]
         )
         let responseBody = body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body))
@@ -57,27 +57,36 @@ struct ProxyHandler: Sendable {
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumRequestBodyBytes {
             return Self.refusal(.contentTooLarge, "the request body is larger than \(maximumRequestBodyBytes) bytes\n")
         }
-        let received: ByteBuffer
-        do {
-            received = try await request.collectBody(upTo: maximumRequestBodyBytes)
-        } catch is NIOTooManyBytesError {
-            return Self.refusal(
-                .contentTooLarge,
-                "the request body is larger than \(maximumRequestBodyBytes) bytes\n",
-                close: true
-            )
-        } catch {
-            // Broken framing (a malformed chunk size, say): the rest of the stream is unreadable.
-            return Self.refusal(.badRequest, "the request body is malformed: \(error)\n", close: true)
+        let body: [UInt8]?
+        if request.headers[.contentLength] == nil, request.headers[.transferEncoding] == nil {
+            // RFC 9112 §6.3: no framing field, no body; nothing to read (the server drains).
+            body = Self.sendsBody(outgoing.method) ? [] : nil
+        } else {
+            let received: ByteBuffer
+            do {
+                received = try await request.collectBody(upTo: maximumRequestBodyBytes)
+            } catch is NIOTooManyBytesError {
+                return Self.refusal(
+                    .contentTooLarge,
+                    "the request body is larger than \(maximumRequestBodyBytes) bytes\n",
+                    close: true
+                )
+            } catch {
+                // Broken framing (a malformed chunk size, say): the rest of the stream is unreadable.
+                return Self.refusal(.badRequest, "the request body is malformed: \(error)\n", close: true)
+            }
+            body =
+                received.readableBytes > 0
+                ? Array(received.readableBytesView) : (Self.sendsBody(outgoing.method) ? [] : nil)
         }
-        let isBodyless = [.get, .head, .options, .trace, .delete].contains(outgoing.method)
-        let body: [UInt8]? =
-            received.readableBytes > 0 ? Array(received.readableBytesView) : (isBodyless ? nil : [])
-        let result = await client.fetch(outgoing, body: body, policy: ProxyMapping.policy(for: outgoing))
-        if let error = result.error, result.response == nil {
+        // A range is cut from the whole response, from the cache or fetched whole.
+        let whole = ProxyMapping.wholeRequest(for: outgoing)
+        let result = await client.fetch(whole, body: body, policy: .useProtocolCachePolicy)
+        let answer = ProxyMapping.answer(for: result, to: whole, statusHeader: statusHeader)
+        if answer.status == .error, let error = result.error {
             logger.debug("no answer from the upstream", metadata: ["error": "\(error)"])
         }
-        return ProxyMapping.answer(for: result, to: outgoing, statusHeader: statusHeader)
+        return ProxyMapping.ranged(answer, for: outgoing)
     }
 
     /// An answer the proxy gives itself; `close` ends the connection after it (when what follows
@@ -91,6 +100,14 @@ struct ProxyHandler: Sendable {
         var fields: HTTPFields = [.contentType: "text/plain; charset=utf-8", .contentLength: String(body.count)]
         if close { fields[.connection] = "close" }
         return (HTTPResponse(status: status, headerFields: fields), body, .error)
+    }
+
+    /// Whether an empty body of `method` is sent as an empty body rather than none.
+    private static func sendsBody(_ method: HTTPRequest.Method) -> Bool {
+        switch method {
+        case .get, .head, .options, .trace, .delete: false
+        default: true
+        }
     }
 
     private static let host = HTTPField.Name("Host")!

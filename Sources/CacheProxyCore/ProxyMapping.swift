@@ -25,7 +25,7 @@ enum ProxyMapping {
                 ?? "/"
             if path.hasPrefix("?") { path = "/" + path }
         }
-        let fields = HopByHop.stripped(incoming.headerFields, alsoDropping: ["host", "content-length", "expect"])
+        let fields = HopByHop.stripped(incoming.headerFields, alsoDropping: HopByHop.requestExtras)
         return HTTPRequest(
             method: incoming.method,
             scheme: upstream.scheme,
@@ -35,10 +35,45 @@ enum ProxyMapping {
         )
     }
 
-    /// The cache policy for `request`: RFC 9111, except that range requests pass through to the
-    /// origin (a 206 is never stored; a full 200 the origin sends instead is).
-    static func policy(for request: HTTPRequest) -> CachePolicy {
-        request.headerFields[.range] == nil ? .useProtocolCachePolicy : .reloadIgnoringCacheData
+    /// The request the cache sees for the `forwarded` one: a `GET` or `HEAD` without `Range`
+    /// and `If-Range`, so that a range is answered from the whole response, stored or fetched
+    /// (``ranged(_:for:)`` cuts it); other methods as they are.
+    static func wholeRequest(for forwarded: HTTPRequest) -> HTTPRequest {
+        guard forwarded.method == .get || forwarded.method == .head,
+            forwarded.headerFields[.range] != nil || forwarded.headerFields[.ifRange] != nil
+        else { return forwarded }
+        var whole = forwarded
+        whole.headerFields[.range] = nil
+        whole.headerFields[.ifRange] = nil
+        return whole
+    }
+
+    /// `answer` cut to the `Range` of `request` (RFC 9110 §14, ``HTTPCaching/RangeRule``): a 200
+    /// becomes a 206 with `Content-Range`, or a 416 when no byte is in the range; anything else,
+    /// or a range the proxy does not serve, goes as it is.
+    static func ranged(
+        _ answer: (response: HTTPResponse, body: [UInt8], status: CacheStatus),
+        for request: HTTPRequest
+    ) -> (response: HTTPResponse, body: [UInt8], status: CacheStatus) {
+        guard request.method == .get, request.headerFields[.range] != nil, answer.response.status == .ok else {
+            return answer
+        }
+        var (response, body, status) = answer
+        let length = body.count
+        let rule = RangeRule.evaluate(request, response: response, length: length)
+        if let bytes = rule.bytes {
+            response.status = .partialContent
+            response.headerFields[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(length)"
+            body = Array(body[bytes])
+        } else if rule == .unsatisfiable {
+            response.status = .rangeNotSatisfiable
+            response.headerFields[.contentRange] = "bytes */\(length)"
+            body = []
+        } else {
+            return answer
+        }
+        response.headerFields[.contentLength] = String(body.count)
+        return (response, body, status)
     }
 
     /// The answer to send downstream for `result`, and how it was made.
@@ -56,31 +91,37 @@ enum ProxyMapping {
         to request: HTTPRequest,
         statusHeader: HTTPField.Name?
     ) -> (response: HTTPResponse, body: [UInt8], status: CacheStatus) {
-        let status = CacheStatus(result)
-        var (response, body) = answerParts(result)
+        // `result.response` builds the head with its `Age` on every read: read it once.
+        let head = result.response
+        let status = CacheStatus(result, response: head)
+        var (response, body) = answerParts(result, head)
         if status != .miss, status != .error, Conditional.isNotModified(request, response) {
             response.status = .notModified
             body = []
         }
-        var fields = HopByHop.stripped(response.headerFields, alsoDropping: ["content-length"])
+        // Stored responses lost their hop-by-hop fields before they were stored: then the fields
+        // are used as they are, and changed (copied) only where the framing differs.
+        var fields = HopByHop.stripped(response.headerFields)
         let code = response.status.code
         let mayHaveBody = code >= 200 && code != 204 && code != 304
+        let length: String?
         if request.method == .head {
-            let length = body.isEmpty ? response.headerFields[.contentLength] : String(body.count)
-            if let length, mayHaveBody { fields[.contentLength] = length }
+            length = mayHaveBody ? (body.isEmpty ? response.headerFields[.contentLength] : String(body.count)) : nil
             body = []
         } else if mayHaveBody {
-            fields[.contentLength] = String(body.count)
+            length = String(body.count)
         } else {
+            length = nil
             body = []
         }
+        if fields[.contentLength] != length { fields[.contentLength] = length }
         if let statusHeader { fields[statusHeader] = status.rawValue }
         response.headerFields = fields
         return (response, body, status)
     }
 
-    private static func answerParts(_ result: FetchResult) -> (HTTPResponse, [UInt8]) {
-        if let response = result.response { return (response, result.body ?? []) }
+    private static func answerParts(_ result: FetchResult, _ head: HTTPResponse?) -> (HTTPResponse, [UInt8]) {
+        if let head { return (head, result.body ?? []) }
         let code = result.error?.code
         let gatewayTimeout = code == .timeout || code == .notCached
         let message =

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if Proxy
-import AsyncHTTPClientTransport
 import CachingClient
 import HTTPTypes
 
-/// The proxy's transport: AsyncHTTPClient, with the hop-by-hop fields of every response removed
+/// The proxy's transport: the one it was given, with the hop-by-hop fields of every response removed
 /// before the cache sees it, so that they are neither stored nor replayed.
 struct UpstreamTransport: HTTPTransport {
-    let base: HTTPClientTransport
+    let base: any HTTPTransport
 
     func send(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration) async throws -> HTTPTransportResponse {
         var answer = try await base.send(request, body: body, timeout: timeout)

@@ -2,6 +2,8 @@
 
 #if Proxy
 import ArgumentParser
+import AsyncHTTPClient
+import AsyncHTTPClientTransport
 import CacheProxyCore
 import CacheTiers
 import HTTPCaching
@@ -56,6 +58,17 @@ struct CacheProxyCommand: AsyncParsableCommand {
     @Option(help: "Seconds one upstream exchange may take before the answer is a 504.")
     var timeout = 30
 
+    @Option(
+        help: """
+            The targeted cache-control fields obeyed in place of Cache-Control in shared mode, \
+            comma-separated, first match wins (RFC 9213); "none" for none.
+            """
+    )
+    var targetedCacheControl = "CDN-Cache-Control"
+
+    @Option(help: "The connections kept to the upstream.")
+    var upstreamConnections = 64
+
     @Option(help: "trace, debug (a line per request), info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -70,6 +83,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
         default: throw ValidationError("--mode must be shared or private, not '\(mode)'")
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard upstreamConnections > 0 else { throw ValidationError("--upstream-connections must be positive") }
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "cache-proxy")
         logger.logLevel = level
@@ -83,6 +97,15 @@ struct CacheProxyCommand: AsyncParsableCommand {
         }
         var cache = ResponseCache.Configuration(mode: cacheMode, logger: logger)
         if let memoryCapacity { cache.memory.capacityBytes = memoryCapacity }
+        cache.targetedCacheControl =
+            try targetedCacheControl == "none"
+            ? []
+            : targetedCacheControl.split(separator: ",").map { name in
+                guard let field = HTTPField.Name(name.filter { $0 != " " }) else {
+                    throw ValidationError("--targeted-cache-control: '\(name)' is not a field name")
+                }
+                return field
+            }
         if let directory {
             cache.disk = DiskTier.Configuration(directory: directory, logger: logger)
             if let diskCapacity { cache.disk?.capacityBytes = diskCapacity }
@@ -94,6 +117,38 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 throw ValidationError("--postgres: \(error)")
             }
         }
+        // The upstream client: AsyncHTTPClient, created here and shut down after the proxy stops.
+        var upstreamConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        // A down upstream fails at once (then stale-if-error or 502), instead of retrying.
+        upstreamConfiguration.connectionPool.retryConnectionEstablishment = false
+        upstreamConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = upstreamConnections
+        upstreamConfiguration.decompression = .disabled
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: upstreamConfiguration)
+        var failure: (any Error)?
+        do {
+            try await serve(
+                cache: cache,
+                upstream: upstreamURL,
+                address: address,
+                transport: HTTPClientTransport(client: http),
+                logger: logger
+            )
+        } catch {
+            failure = error
+        }
+        try? await http.shutdown()
+        if let failure { throw failure }
+        logger.info("stopped")
+    }
+
+    private func serve(
+        cache: ResponseCache.Configuration,
+        upstream upstreamURL: Upstream,
+        address: ListenAddress,
+        transport: HTTPClientTransport,
+        logger: Logger
+    ) async throws {
+        let cacheMode = cache.mode
         let proxy = try CacheProxy(
             configuration: .init(
                 upstream: upstreamURL,
@@ -103,6 +158,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 requestTimeout: .seconds(timeout),
                 logger: logger
             ),
+            transport: transport,
             onListening: { [logger, directory, postgres] port in
                 logger.info(
                     "listening",
@@ -122,7 +178,6 @@ struct CacheProxyCommand: AsyncParsableCommand {
             )
         )
         try await group.run()
-        logger.info("stopped")
     }
 }
 #endif

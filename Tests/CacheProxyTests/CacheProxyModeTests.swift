@@ -2,6 +2,7 @@
 
 #if Proxy
 import HTTPCaching
+import HTTPTypes
 import NIOHTTP1
 import TestOriginSupport
 import Testing
@@ -105,6 +106,48 @@ import Testing
         let second = try await f.send("/me", headers: c.requestHeaders)
         #expect(second.body == "answer" && (second.cache == "HIT") == c.stored)
         #expect(f.origin.requestCount == (c.stored ? 1 : 2))
+        try await f.stop()
+    }
+}
+
+/// RFC 9213 through a real proxy: the targeted field wins over Cache-Control in shared mode.
+@Suite struct CacheProxyTargetedCacheControlTests {
+    @Test func cdnCacheControlDecidesForTheProxy() async throws {
+        let f = try await ProxyFixture.start()
+        f.origin.setDefault(
+            .ok("cdn", headers: [("Cache-Control", "no-store"), ("CDN-Cache-Control", "max-age=600")]),
+            for: "/cdn"
+        )
+        f.origin.setDefault(
+            .ok("no", headers: [("Cache-Control", "max-age=600"), ("CDN-Cache-Control", "no-store")]),
+            for: "/no"
+        )
+        _ = try await f.send("/cdn")
+        f.advance(300)
+        let hit = try await f.send("/cdn")
+        #expect(hit.cache == "HIT" && hit.age == 300 && hit.headers["CDN-Cache-Control"] == ["max-age=600"])
+        _ = try await f.send("/no")
+        #expect(try await f.send("/no").cache == "MISS")
+        #expect(f.origin.requestCount == 3)
+        try await f.stop()
+    }
+
+    @Test func theTargetListIsTheConfiguredOne() async throws {
+        let f = try await ProxyFixture.start(targetedCacheControl: [HTTPField.Name("Surrogate-Control")!])
+        f.origin.setDefault(
+            .ok("s", headers: [("Surrogate-Control", "max-age=60"), ("CDN-Cache-Control", "no-store")]),
+            for: "/s"
+        )
+        _ = try await f.send("/s")
+        #expect(try await f.send("/s").cache == "HIT")
+        try await f.stop()
+    }
+
+    @Test func aPrivateProxyIgnoresTargetedFields() async throws {
+        let f = try await ProxyFixture.start(mode: .private)
+        f.origin.setDefault(.ok("p", headers: [("CDN-Cache-Control", "max-age=600")]), for: "/p")
+        _ = try await f.send("/p")
+        #expect(try await f.send("/p").cache == "MISS")
         try await f.stop()
     }
 }

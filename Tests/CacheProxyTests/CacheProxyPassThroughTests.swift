@@ -71,23 +71,43 @@ import Testing
         try await f.stop()
     }
 
-    @Test func rangeRequestsPassThroughAndPartialContentIsNotStored() async throws {
+    @Test func rangesAreAnsweredFromTheStoredWholeResponse() async throws {
         let f = try await ProxyFixture.start()
-        f.origin.enqueue(.ok("0123456789", headers: [("Cache-Control", "max-age=60")]), for: "/r")
-        _ = try await f.send("/r")
+        f.origin.enqueue(.ok("0123456789", headers: [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]), for: "/r")
+        // A miss with a range: the whole response is fetched (without Range), stored, and cut.
+        let first = try await f.send("/r", headers: [("Range", "bytes=2-4")])
+        #expect(first.status == 206 && first.body == "234" && first.cache == "MISS")
+        #expect(first.headers["Content-Range"] == ["bytes 2-4/10"] && first.headers["Content-Length"] == ["3"])
+        #expect(f.origin.requests.last?.header("Range") == nil)
+        let suffix = try await f.send("/r", headers: [("Range", "bytes=-3")])
+        #expect(suffix.status == 206 && suffix.body == "789" && suffix.cache == "HIT")
+        let open = try await f.send("/r", headers: [("Range", "bytes=6-"), ("If-Range", "\"v1\"")])
+        #expect(open.status == 206 && open.body == "6789")
+        let changed = try await f.send("/r", headers: [("Range", "bytes=6-"), ("If-Range", "\"v0\"")])
+        #expect(changed.status == 200 && changed.body == "0123456789")
+        let beyond = try await f.send("/r", headers: [("Range", "bytes=10-")])
+        #expect(beyond.status == 416 && beyond.body.isEmpty && beyond.headers["Content-Range"] == ["bytes */10"])
+        #expect(f.origin.requestCount == 1)
+        try await f.stop()
+    }
+
+    @Test func partialContentIsNeitherStoredNorServedAsWhole() async throws {
+        let f = try await ProxyFixture.start()
+        // An origin that answers 206 to a request without Range: passed on, never stored.
         f.origin.enqueue(
             .respond(
                 status: 206,
                 headers: [("Content-Range", "bytes 0-3/10"), ("Cache-Control", "max-age=60")],
                 body: Array("0123".utf8)
             ),
-            for: "/r"
+            for: "/p"
         )
-        let partial = try await f.send("/r", headers: [("Range", "bytes=0-3")])
+        let partial = try await f.send("/p", headers: [("Range", "bytes=0-3")])
         #expect(partial.status == 206 && partial.body == "0123" && partial.cache == "MISS")
-        #expect(f.origin.requests.last?.header("Range") == "bytes=0-3" && f.origin.requestCount == 2)
-        let whole = try await f.send("/r")
-        #expect(whole.status == 200 && whole.body == "0123456789" && whole.cache == "HIT")
+        f.origin.enqueue(.ok("0123456789", headers: [("Cache-Control", "max-age=60")]), for: "/p")
+        let whole = try await f.send("/p")
+        #expect(whole.status == 200 && whole.body == "0123456789" && whole.cache == "MISS")
+        #expect(f.origin.requestCount == 2)
         try await f.stop()
     }
 

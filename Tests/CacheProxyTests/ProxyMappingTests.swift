@@ -66,12 +66,56 @@ import Testing
         #expect(ProxyMapping.upstreamRequest(for: star, upstream: upstream) == nil)
     }
 
-    @Test func rangeRequestsSkipTheCache() {
-        let plain = HTTPRequest(method: .get, scheme: "http", authority: "o", path: "/")
-        var ranged = plain
+    @Test func rangeRequestsAskTheCacheForTheWholeResponse() {
+        var ranged = HTTPRequest(method: .get, scheme: "http", authority: "o", path: "/")
         ranged.headerFields[.range] = "bytes=0-1"
-        #expect(ProxyMapping.policy(for: plain) == .useProtocolCachePolicy)
-        #expect(ProxyMapping.policy(for: ranged) == .reloadIgnoringCacheData)
+        ranged.headerFields[.ifRange] = "\"a\""
+        ranged.headerFields[.accept] = "*/*"
+        let whole = ProxyMapping.wholeRequest(for: ranged)
+        #expect(whole.headerFields[.range] == nil && whole.headerFields[.ifRange] == nil)
+        #expect(whole.headerFields[.accept] == "*/*")
+        var put = ranged
+        put.method = .put
+        #expect(ProxyMapping.wholeRequest(for: put) == put)
+    }
+
+    @Test(arguments: [
+        // (Range, If-Range, status, body, Content-Range)
+        ("bytes=0-3", nil as String?, 206, "0123", "bytes 0-3/10" as String?),
+        ("bytes=7-", nil, 206, "789", "bytes 7-9/10"),
+        ("bytes=-2", nil, 206, "89", "bytes 8-9/10"),
+        ("bytes=-20", nil, 206, "0123456789", "bytes 0-9/10"),
+        ("bytes=5-100", nil, 206, "56789", "bytes 5-9/10"),
+        ("BYTES = 1-1", nil, 206, "1", "bytes 1-1/10"),
+        ("bytes=10-", nil, 416, "", "bytes */10"),
+        ("bytes=-0", nil, 416, "", "bytes */10"),
+        ("bytes=0-1,3-4", nil, 200, "0123456789", nil),  // several ranges: the whole
+        ("bytes=3-1", nil, 200, "0123456789", nil),  // invalid: ignored
+        ("items=0-1", nil, 200, "0123456789", nil),
+        ("bytes=0-1", "\"v1\"", 206, "01", "bytes 0-1/10"),
+        ("bytes=0-1", "\"v0\"", 200, "0123456789", nil),  // changed since: the whole
+        ("bytes=0-1", "W/\"v1\"", 200, "0123456789", nil),  // weak never matches
+        ("bytes=0-1", "Sun, 06 Nov 1994 08:49:37 GMT", 206, "01", "bytes 0-1/10"),
+        ("bytes=0-1", "Sun, 06 Nov 1994 08:49:38 GMT", 200, "0123456789", nil),
+    ])
+    func rangesAreCutFromTheWholeResponse(
+        range: String,
+        ifRange: String?,
+        status: Int,
+        body: String,
+        contentRange: String?
+    ) {
+        let response = HTTPResponse(
+            status: .ok,
+            headerFields: [.eTag: "\"v1\"", .lastModified: "Sun, 06 Nov 1994 08:49:37 GMT", .contentLength: "10"]
+        )
+        var request = HTTPRequest(method: .get, scheme: "http", authority: "o", path: "/")
+        request.headerFields[.range] = range
+        if let ifRange { request.headerFields[.ifRange] = ifRange }
+        let answer = ProxyMapping.ranged((response, Array("0123456789".utf8), .hit), for: request)
+        #expect(answer.response.status.code == status && String(decoding: answer.body, as: UTF8.self) == body)
+        #expect(answer.response.headerFields[.contentRange] == contentRange)
+        #expect(answer.response.headerFields[.contentLength] == String(body.count))
     }
 
     @Test(arguments: [

@@ -6,6 +6,7 @@
 #if Tools
 import AsyncHTTPClient
 import AsyncHTTPClientTransport
+import CacheProxyCore
 import CacheTiers
 import CachingClient
 import Foundation
@@ -15,8 +16,8 @@ import Hummingbird
 import HummingbirdLayeredCache
 import PostgresCacheTier
 
-// README.md:107
-func README_line107() async throws {
+// README.md:108
+func README_line108() async throws {
 
     // A memory tier over a crash-safe, compressed disk tier.
     let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp", capacityBytes: 1 << 30))
@@ -38,8 +39,8 @@ func README_line107() async throws {
     _ = json
 }
 
-// README.md:129
-func README_line129() async throws {
+// README.md:130
+func README_line130() async throws {
 
     let responses = try ResponseCache(
         configuration: .init(
@@ -77,8 +78,8 @@ func README_line129() async throws {
     _ = received
 }
 
-// README.md:163
-func README_line163() async throws {
+// README.md:164
+func README_line164() async throws {
 
     let client = CachingHTTPClient(transport: HTTPClientTransport(), cache: responses)
     let result = await client.fetch(request, policy: .cacheFirst, freshness: .interactive)
@@ -88,8 +89,8 @@ func README_line163() async throws {
     _ = result
 }
 
-// README.md:176
-func README_line176() async throws {
+// README.md:177
+func README_line177() async throws {
     struct SessionDelegate: CachingHTTPClientDelegate {
         let vault: Vault  // an actor
         func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
@@ -109,8 +110,8 @@ func README_line176() async throws {
     _ = app
 }
 
-// README.md:198
-func README_line198() async throws {
+// README.md:199
+func README_line199() async throws {
 
     let router = Router()
     router.add(middleware: try ResponseCacheMiddleware(configuration: .init(cacheStatusName: "myapp")))
@@ -119,8 +120,8 @@ func README_line198() async throws {
     _ = router
 }
 
-// README.md:234
-func README_line234() async throws {
+// README.md:239
+func README_line239() async throws {
 
     // The same on every instance: its own memory and disk, one shared table.
     let shared = try PostgresSharedTier(configuration: .init(url: "postgres://cache@db.internal/app"))
@@ -133,6 +134,23 @@ func README_line234() async throws {
     _ = shared
     _ = disk
     _ = cache
+}
+
+// docs/cache-proxy.md:40
+func docs_cache_proxy_line40() async throws {
+
+    let http = HTTPClient(eventLoopGroupProvider: .singleton)
+    let proxy = try CacheProxy(
+        configuration: .init(
+            upstream: try Upstream("http://127.0.0.1:8000"),
+            cache: .init(disk: .init(directory: "/var/cache/api-proxy"), mode: .shared)
+        ),
+        transport: HTTPClientTransport(client: http),
+        onListening: { port in print("listening on", port) }
+    )
+    // run it in the app's ServiceGroup; shut `http` down after it returns: the transport is the app's.
+    _ = http
+    _ = proxy
 }
 
 // docs/caching-client.md:7

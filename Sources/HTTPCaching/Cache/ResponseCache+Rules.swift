@@ -41,7 +41,7 @@ extension ResponseCache {
         else { return nil }
         let age = facts.currentAge(now: now)
         let lifetime = facts.lifetime(rules)
-        return (age, lifetime, !facts.directives.noCache && !first.isMarkedStale && age < lifetime)
+        return (age, lifetime, !facts.directives(rules).noCache && !first.isMarkedStale && age < lifetime)
     }
 
     /// How to answer `request` from this cache at `now`: ``lookup(_:)`` then

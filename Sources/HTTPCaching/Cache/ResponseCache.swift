@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 public import CacheTiers
-import HTTPTypes
+public import HTTPTypes
 public import Logging
 public import ServiceLifecycle
 
@@ -93,6 +93,10 @@ public struct ResponseCache: Sendable, Service {
         public var logger: Logger
         /// The clock that stamps storage times. Defaults to the system's.
         public var now: @Sendable () -> Date
+        /// The targeted cache-control fields a shared cache obeys in place of `Cache-Control`,
+        /// first match wins (RFC 9213; ``CacheRules/targetedCacheControl``). Defaults to
+        /// `CDN-Cache-Control`.
+        public var targetedCacheControl: [HTTPField.Name] = [.cdnCacheControl]
 
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(
@@ -174,7 +178,10 @@ public struct ResponseCache: Sendable, Service {
     public init(configuration: Configuration, tiers: TieredCache) {
         self.configuration = configuration
         self.tiers = tiers
-        self.rules = CacheRules(mode: configuration.mode)
+        self.rules = CacheRules(
+            mode: configuration.mode,
+            targetedCacheControl: configuration.targetedCacheControl
+        )
     }
 
     /// The memory tier's byte budget.

@@ -46,7 +46,8 @@ public struct CacheControl: Hashable, Sendable {
     public var mustRevalidate = false
     /// `proxy-revalidate`: a shared cache never serves stale.
     public var proxyRevalidate = false
-    /// `must-understand`.
+    /// `must-understand` ([RFC 9111 §5.2.2.3](https://www.rfc-editor.org/rfc/rfc9111#section-5.2.2.3)):
+    /// store only if the status is understood, and then despite `no-store`.
     public var mustUnderstand = false
     /// `public`: storable even where it would not be (for example with `Authorization`).
     public var isPublic = false
@@ -54,7 +55,8 @@ public struct CacheControl: Hashable, Sendable {
     public var isPrivate = false
     /// The field names of `private="…"`; empty with an unqualified `private`.
     public var privateFieldNames: [String] = []
-    /// `immutable` (RFC 8246).
+    /// `immutable` ([RFC 8246](https://www.rfc-editor.org/rfc/rfc8246)): while fresh, a
+    /// reload (`no-cache`, `max-age=0` in the request) is answered from the cache.
     public var immutable = false
     /// `stale-while-revalidate` (RFC 5861 §3): serve stale this long while revalidating. Seconds.
     public var staleWhileRevalidate: Int?
@@ -96,6 +98,11 @@ public struct CacheControl: Hashable, Sendable {
     /// The directives of one `Cache-Control` field value.
     public init(parsing value: String) {
         self.init()
+        parse(value)
+    }
+
+    /// Adds the directives of one more field line, as the initializers read every line.
+    mutating func merge(parsing value: String) {
         parse(value)
     }
 

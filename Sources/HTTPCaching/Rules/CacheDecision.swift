@@ -123,7 +123,7 @@ extension CacheRules {
             )
         }
         let facts = self == CacheRules(mode: mode) ? facts : nil
-        let directives = facts?.directives ?? CacheControl(candidate.response.headerFields)
+        let directives = facts?.directives(self) ?? responseDirectives(candidate.response.headerFields)
         let age = facts?.currentAge(now: now) ?? Self.currentAge(of: candidate, now: now)
         let lifetime =
             facts?.lifetime(self)
@@ -146,9 +146,16 @@ extension CacheRules {
             )
         }
 
-        let mustValidate = requestDirectives.noCache || directives.noCache || candidate.isMarkedStale
+        // RFC 8246: a fresh immutable response answers a reload (no-cache, max-age=0) as it is,
+        // unless the app marked it stale.
+        let reloadAnswered =
+            directives.immutable && !directives.noCache && !candidate.isMarkedStale && staleness < 0
+        let mustValidate =
+            (requestDirectives.noCache && !reloadAnswered) || directives.noCache || candidate.isMarkedStale
         var freshForRequest = !mustValidate && staleness < 0
-        if let maxAge = requestDirectives.maxAge, age > TimeInterval(maxAge) { freshForRequest = false }
+        if let maxAge = requestDirectives.maxAge, age > TimeInterval(maxAge), !reloadAnswered {
+            freshForRequest = false
+        }
         if let minFresh = requestDirectives.minFresh, lifetime - age < TimeInterval(minFresh) {
             freshForRequest = false
         }

@@ -20,16 +20,22 @@ public struct CacheRules: Hashable, Sendable {
     public var heuristicFraction: Double
     /// The longest heuristic freshness lifetime, in seconds. Defaults to one day.
     public var maximumHeuristicLifetime: TimeInterval
+    /// The targeted cache-control fields a shared cache obeys in place of `Cache-Control`, most
+    /// specific first ([RFC 9213](https://www.rfc-editor.org/rfc/rfc9213)): the first one a
+    /// response carries wins. Defaults to `CDN-Cache-Control`; a private cache ignores them.
+    public var targetedCacheControl: [HTTPField.Name]
 
     /// Creates the rules for a cache of `mode`.
     public init(
         mode: ResponseCache.Mode = .private,
         heuristicFraction: Double = 0.1,
-        maximumHeuristicLifetime: TimeInterval = 86_400
+        maximumHeuristicLifetime: TimeInterval = 86_400,
+        targetedCacheControl: [HTTPField.Name] = [.cdnCacheControl]
     ) {
         self.mode = mode
         self.heuristicFraction = heuristicFraction
         self.maximumHeuristicLifetime = maximumHeuristicLifetime
+        self.targetedCacheControl = targetedCacheControl
     }
 
     /// The status codes that are heuristically cacheable (RFC 9110 §15.1). 206 is left out: this
@@ -49,11 +55,16 @@ public struct CacheRules: Hashable, Sendable {
 
     /// What §3 decides for `response`, with the response's directives and `Vary` names parsed to
     /// decide it, so that storing it does not parse them again.
+    ///
+    /// A shared cache decides on a targeted field's directives where the response has one
+    /// (``responseDirectives(_:)``); a response with `must-understand` is stored only with an
+    /// understood status (``understoodStatuses``), and then despite `no-store` (§5.2.2.3).
     func storability(of response: HTTPResponse, for request: HTTPRequest) -> Storability {
-        let directives = CacheControl(response.headerFields)
+        let cacheControl = CacheControl(response.headerFields)
+        let directives = targetedDirectives(response.headerFields) ?? cacheControl
         let varyNames = VaryRule.fieldNames(in: response.headerFields)
         func verdict(_ reason: String?) -> Storability {
-            Storability(reason: reason, parsed: .init(directives: directives, varyNames: varyNames))
+            Storability(reason: reason, parsed: .init(directives: cacheControl, varyNames: varyNames))
         }
         guard request.method == .get || request.method == .head else { return verdict("method \(request.method)") }
         let status = response.status.code
@@ -61,7 +72,10 @@ public struct CacheRules: Hashable, Sendable {
         guard status != 206, status != 304 else { return verdict("status \(status)") }
         let requestDirectives = CacheControl(request.headerFields, isRequest: true)
         if requestDirectives.noStore { return verdict("request no-store") }
-        if directives.noStore { return verdict("response no-store") }
+        if directives.mustUnderstand, !Self.understoodStatuses.contains(status) {
+            return verdict("must-understand with status \(status)")
+        }
+        if directives.noStore, !directives.mustUnderstand { return verdict("response no-store") }
         if mode.isShared, directives.isPrivate { return verdict("private in a shared cache") }
         if mode.isShared, request.headerFields[.authorization] != nil,
             !(directives.mustRevalidate || directives.isPublic || directives.sharedMaxAge != nil)
@@ -98,7 +112,11 @@ public struct CacheRules: Hashable, Sendable {
     ///   - response: the response.
     ///   - responseTime: when the response was received; stands in for a missing or invalid `Date`.
     public func freshnessLifetime(of response: HTTPResponse, responseTime: Date) -> TimeInterval {
-        freshnessLifetime(of: response, directives: CacheControl(response.headerFields), responseTime: responseTime)
+        freshnessLifetime(
+            of: response,
+            directives: responseDirectives(response.headerFields),
+            responseTime: responseTime
+        )
     }
 
     /// ``freshnessLifetime(of:responseTime:)`` with the response's directives already parsed.

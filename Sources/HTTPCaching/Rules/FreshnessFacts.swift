@@ -11,9 +11,13 @@ import Foundation
 /// What RFC 9111 needs to know of a stored response that does not change while it is stored,
 /// worked out once when it is stored or read from disk, so that a lookup does not parse its
 /// header fields again: its directives, its `corrected_initial_age` (§4.2.3) and its freshness
-/// lifetime in each mode (§4.2.1).
+/// lifetime in each mode (§4.2.1). A shared cache with the default rules reads
+/// `CDN-Cache-Control` in place of `Cache-Control` where the response has it (RFC 9213).
 final class FreshnessFacts: Sendable {
+    /// `Cache-Control`'s directives: a private cache's.
     let directives: CacheControl
+    /// A shared cache's directives under the default rules.
+    let sharedDirectives: CacheControl
     let correctedInitialAge: TimeInterval
     let privateLifetime: TimeInterval
     let sharedLifetime: TimeInterval
@@ -29,10 +33,24 @@ final class FreshnessFacts: Sendable {
             directives: directives,
             responseTime: stored.responseTime
         )
-        sharedLifetime =
-            directives.sharedMaxAge.map(TimeInterval.init)
-            ?? privateLifetime
+        let shared = CacheRules(mode: .shared)
+        if let targeted = shared.targetedDirectives(stored.response.headerFields) {
+            sharedDirectives = targeted
+            sharedLifetime = shared.freshnessLifetime(
+                of: stored.response,
+                directives: targeted,
+                responseTime: stored.responseTime
+            )
+        } else {
+            sharedDirectives = directives
+            sharedLifetime = directives.sharedMaxAge.map(TimeInterval.init) ?? privateLifetime
+        }
         responseTime = stored.responseTime
+    }
+
+    /// The directives a cache under `rules` obeys (rules with the defaults of their mode).
+    func directives(_ rules: CacheRules) -> CacheControl {
+        rules.mode.isShared ? sharedDirectives : directives
     }
 
     /// The freshness lifetime under `rules`' mode and heuristic (§4.2.1).

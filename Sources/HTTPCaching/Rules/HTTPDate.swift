@@ -11,8 +11,10 @@ public import Foundation
 ///
 /// Accepts the three formats a recipient must: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`),
 /// the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`, a two-digit year more than 50
-/// years in the future read as the past) and asctime (`Sun Nov  6 08:49:37 1994`). Anything else,
-/// including out-of-range fields, is nil.
+/// years in the future read as the past) and asctime (`Sun Nov  6 08:49:37 1994`). Weekday,
+/// month and zone names are read in any case (`sun, 06 NOV 1994 08:49:37 gmt`), as §5.6.7 asks
+/// recipients to be lenient; ``format(_:)`` writes the canonical form. Anything else, including
+/// out-of-range fields, is nil.
 public enum HTTPDate {
     /// The date `text` holds, or nil when it is not an HTTP date.
     public static func parse(_ text: String, now: Date = Date()) -> Date? {
@@ -40,6 +42,11 @@ public enum HTTPDate {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ]
 
+    /// The names as ``Scanner/letters()`` reads them: lowercased.
+    private static let lowercasedWeekdayNames = weekdayNames.map { $0.lowercased() }
+    private static let lowercasedLongWeekdayNames = longWeekdayNames.map { $0.lowercased() }
+    private static let lowercasedMonthNames = monthNames.map { $0.lowercased() }
+
     private static func parse(bytes: UnsafeBufferPointer<UInt8>, now: Date) -> Date? {
         var scanner = Scanner(bytes: bytes)
         scanner.skipSpaces()
@@ -48,22 +55,22 @@ public enum HTTPDate {
             scanner.skipSpaces()
             if weekday.count == 3 {
                 // IMF-fixdate: DD Mon YYYY HH:MM:SS GMT
-                guard weekdayNames.contains(weekday),
+                guard lowercasedWeekdayNames.contains(weekday),
                     let day = scanner.digits(exactly: 2), scanner.consume(UInt8(ascii: " ")),
                     let month = scanner.month(), scanner.consume(UInt8(ascii: " ")),
                     let year = scanner.digits(exactly: 4), scanner.consume(UInt8(ascii: " ")),
                     let time = scanner.time(), scanner.consume(UInt8(ascii: " ")),
-                    scanner.letters() == "GMT", scanner.atEndAfterSpaces()
+                    scanner.letters() == "gmt", scanner.atEndAfterSpaces()
                 else { return nil }
                 return date(year: year, month: month, day: day, time: time)
             }
             // RFC 850: DD-Mon-YY HH:MM:SS GMT
-            guard longWeekdayNames.contains(weekday),
+            guard lowercasedLongWeekdayNames.contains(weekday),
                 let day = scanner.digits(exactly: 2), scanner.consume(UInt8(ascii: "-")),
                 let month = scanner.month(), scanner.consume(UInt8(ascii: "-")),
                 let shortYear = scanner.digits(exactly: 2), scanner.consume(UInt8(ascii: " ")),
                 let time = scanner.time(), scanner.consume(UInt8(ascii: " ")),
-                scanner.letters() == "GMT", scanner.atEndAfterSpaces()
+                scanner.letters() == "gmt", scanner.atEndAfterSpaces()
             else { return nil }
             // RFC 9110 §5.6.7: a year that looks more than 50 years ahead is in the past century.
             let currentYear = civil(fromDays: Int64(now.timeIntervalSince1970 / 86_400)).year
@@ -72,7 +79,7 @@ public enum HTTPDate {
             return date(year: year, month: month, day: day, time: time)
         }
         // asctime: Mon DD HH:MM:SS YYYY, the day padded with a space.
-        guard weekdayNames.contains(weekday), scanner.consume(UInt8(ascii: " ")),
+        guard lowercasedWeekdayNames.contains(weekday), scanner.consume(UInt8(ascii: " ")),
             let month = scanner.month(), scanner.consume(UInt8(ascii: " "))
         else { return nil }
         _ = scanner.consume(UInt8(ascii: " "))
@@ -143,15 +150,21 @@ public enum HTTPDate {
             return index == bytes.count
         }
 
+        /// A run of ASCII letters, lowercased.
         mutating func letters() -> String? {
             let start = index
             while index < bytes.count, (bytes[index] | 0x20) &- UInt8(ascii: "a") < 26 { index += 1 }
             guard index > start else { return nil }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            return String(
+                decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]).lazy.map { $0 | 0x20 },
+                as: UTF8.self
+            )
         }
 
         mutating func month() -> Int? {
-            guard let name = letters(), let index = HTTPDate.monthNames.firstIndex(of: name) else { return nil }
+            guard let name = letters(), let index = HTTPDate.lowercasedMonthNames.firstIndex(of: name) else {
+                return nil
+            }
             return index + 1
         }
 

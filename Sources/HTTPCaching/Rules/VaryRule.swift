@@ -6,6 +6,10 @@ import HTTPTypes
 /// a stored response with `Vary` answers only requests whose fields named there match the fields
 /// of the request that produced it. Field values match after combining field lines and removing
 /// whitespace around list commas; a field absent from both matches; `Vary: *` matches nothing.
+///
+/// `Accept-Encoding` and `Accept-Language` match by what they accept: their members are compared
+/// as a set, lowercased, without parameters, members with `q=0` left out — `gzip, br`,
+/// `br;q=0.9, GZIP` and `gzip,br,identity;q=0` select one variant (RFC 9110 §12.5.3, §12.5.4).
 enum VaryRule {
     /// The lowercased, sorted, distinct field names `Vary` lists: empty without `Vary`, nil for
     /// `Vary: *`.
@@ -25,8 +29,29 @@ enum VaryRule {
     static func normalizedValue(of name: HTTPField.Name, in fields: HTTPFields) -> String? {
         let values = fields[values: name]
         guard !values.isEmpty else { return nil }
-        return values.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false)
-            .map { $0.trimmingOWS() }.joined(separator: ",")
+        let members = values.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false)
+        switch name.canonicalName {
+        case "accept-encoding", "accept-language": return acceptedSet(members)
+        default: return members.map { $0.trimmingOWS() }.joined(separator: ",")
+        }
+    }
+
+    /// The members of an `Accept-*` list that are accepted (no `q=0`), lowercased, without their
+    /// parameters, sorted and distinct, joined with commas.
+    static func acceptedSet(_ members: [Substring]) -> String {
+        var accepted: Set<String> = []
+        for member in members {
+            let parts = member.split(separator: ";", omittingEmptySubsequences: false)
+            let token = (parts.first ?? "").trimmingOWS().lowercased()
+            guard !token.isEmpty else { continue }
+            let refused = parts.dropFirst().contains { parameter in
+                let pair = parameter.split(separator: "=", maxSplits: 1)
+                guard pair.count == 2, pair[0].trimmingOWS().lowercased() == "q" else { return false }
+                return Double(pair[1].trimmingOWS()) == 0
+            }
+            if !refused { accepted.insert(token) }
+        }
+        return accepted.sorted().joined(separator: ",")
     }
 
     /// Whether `request` carries the same values of `names` as the request `stored` answered.

@@ -2,7 +2,9 @@
 
 #if Proxy
 import AsyncHTTPClient
+import AsyncHTTPClientTransport
 import CacheTiers
+import CachingClient
 import Foundation
 import HTTPCaching
 import HTTPTypes
@@ -20,12 +22,12 @@ import TestOriginSupport
 /// test moves; requests go through a real HTTP client, as a user's would.
 struct ProxyFixture {
     let origin: TestOrigin
-    let proxy: CacheProxy
-    let port: Int
+    let running: RunningProxy
     let metrics: TestMetrics
     private let date: ManualDate
-    private let group: ServiceGroup
-    private let running: Task<Void, any Error>
+
+    var proxy: CacheProxy { running.proxy }
+    var port: Int { running.port }
 
     /// The answer a user got.
     struct Answer {
@@ -44,46 +46,30 @@ struct ProxyFixture {
         directory: String? = nil,
         statusHeader: Bool = true,
         requestTimeout: Duration = .seconds(30),
-        origin: TestOrigin? = nil
+        origin: TestOrigin? = nil,
+        targetedCacheControl: [HTTPField.Name]? = nil
     ) async throws -> ProxyFixture {
         let origin = try await Self.origin(origin)
         let date = ManualDate()
         let metrics = TestMetrics()
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let proxy = try CacheProxy(
-            configuration: .init(
+        var cache = ResponseCache.Configuration(
+            disk: directory.map { DiskTier.Configuration(directory: $0) },
+            mode: mode,
+            now: { date.now }
+        )
+        if let targetedCacheControl { cache.targetedCacheControl = targetedCacheControl }
+        let running = try await RunningProxy.start(
+            .init(
                 upstream: Upstream(origin.baseURL),
                 listen: .loopback(port: 0),
-                cache: .init(
-                    disk: directory.map { DiskTier.Configuration(directory: $0) },
-                    mode: mode,
-                    now: { date.now }
-                ),
+                cache: cache,
                 cacheStatusHeader: statusHeader ? HTTPField.Name("X-Cache") : nil,
                 requestTimeout: requestTimeout,
                 metricsFactory: metrics
             ),
-            onListening: { port in
-                continuation.yield(port)
-                continuation.finish()
-            }
+            transport: HTTPClientTransport(client: Self.upstream)
         )
-        let group = ServiceGroup(
-            services: [proxy],
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
-        )
-        let running = Task { try await group.run() }
-        var port = 0
-        for await bound in ports { port = bound }
-        return ProxyFixture(
-            origin: origin,
-            proxy: proxy,
-            port: port,
-            metrics: metrics,
-            date: date,
-            group: group,
-            running: running
-        )
+        return ProxyFixture(origin: origin, running: running, metrics: metrics, date: date)
     }
 
     private static func origin(_ given: TestOrigin?) async throws -> TestOrigin {
@@ -124,14 +110,23 @@ struct ProxyFixture {
 
     /// Stops the proxy gracefully and leaves the origin running.
     func stopProxy() async throws {
-        await group.triggerGracefulShutdown()
-        try await running.value
+        try await running.stop()
     }
 
     /// The value of the proxy's counter `label`.
     func counter(_ label: String) -> Int64 {
         (try? metrics.expectCounter(label).totalValue) ?? 0
     }
+
+    /// The proxy's HTTP client to the origin, shared by the fixtures (the proxy does not own its
+    /// transport): redirects not followed, a refused connection not retried, bodies as sent.
+    static let upstream: HTTPClient = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        configuration.decompression = .disabled
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
 
     /// The user's HTTP client: up to 256 connections to the proxy, redirects not followed.
     static let user: HTTPClient = {

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Foundation
+import Testing
+
+@testable import HTTPCaching
+
+/// RFC 9110 §5.6.7: recipients read names in any case; senders write the canonical form.
+@Suite struct HTTPDateTests {
+    static let seconds = 784_111_777.0  // Sun, 06 Nov 1994 08:49:37 GMT
+
+    @Test(arguments: [
+        "Sun, 06 Nov 1994 08:49:37 GMT",
+        "sun, 06 nov 1994 08:49:37 gmt",
+        "SUN, 06 NOV 1994 08:49:37 GMT",
+        "sUn, 06 NoV 1994 08:49:37 Gmt",
+        "sunday, 06-nov-94 08:49:37 gmt",
+        "SUNDAY, 06-NOV-94 08:49:37 GMT",
+        "sun nov  6 08:49:37 1994",
+        "SUN NOV  6 08:49:37 1994",
+    ])
+    func namesAreReadInAnyCase(text: String) {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        #expect(HTTPDate.parse(text, now: now)?.timeIntervalSince1970 == Self.seconds)
+    }
+
+    @Test(arguments: [
+        "Sun, 06 Nov 1994 08:49:37 UTC", "Sunn, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Novv 1994 08:49:37 GMT",
+    ])
+    func otherNamesAreStillRefused(text: String) {
+        #expect(HTTPDate.parse(text) == nil)
+    }
+
+    @Test func leniencyReachesFreshness() {
+        let response = CacheRulesTests.response(
+            200,
+            [("Date", "sun, 06 nov 1994 08:49:37 gmt"), ("Expires", "SUN, 06 NOV 1994 09:49:37 GMT")]
+        )
+        let lifetime = CacheRulesTests.private_.freshnessLifetime(
+            of: response,
+            responseTime: Date(timeIntervalSince1970: Self.seconds)
+        )
+        #expect(lifetime == 3600)
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: Self.seconds)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+}

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import HTTPTypes
+import Testing
+
+@testable import HTTPCaching
+
+/// RFC 9111 §4.1 with `Accept-Encoding` and `Accept-Language` compared by what they accept.
+@Suite struct VaryRuleTests {
+    static func fields(_ name: HTTPField.Name, _ values: [String]) -> HTTPFields {
+        var fields = HTTPFields()
+        for value in values { fields.append(HTTPField(name: name, value: value)) }
+        return fields
+    }
+
+    @Test(arguments: [
+        (["gzip, br"], ["br, gzip"], true),
+        (["gzip, br"], ["GZIP,BR"], true),
+        (["gzip, br"], ["gzip;q=1.0, br;q=0.5"], true),
+        (["gzip, br"], ["gzip", "br"], true),  // two field lines
+        (["gzip, br"], ["gzip, br, identity;q=0"], true),  // refused members do not count
+        (["gzip, br"], ["gzip, br, deflate"], false),
+        (["gzip"], ["br"], false),
+        (["gzip"], ["gzip;q=0"], false),
+    ])
+    func acceptEncodingMatchesByWhatItAccepts(stored: [String], incoming: [String], same: Bool) {
+        let a = VaryRule.normalizedValue(of: .acceptEncoding, in: Self.fields(.acceptEncoding, stored))
+        let b = VaryRule.normalizedValue(of: .acceptEncoding, in: Self.fields(.acceptEncoding, incoming))
+        #expect((a == b) == same)
+    }
+
+    @Test func acceptLanguageIsNormalizedAndOtherFieldsAreNot() {
+        let a = VaryRule.normalizedValue(of: .acceptLanguage, in: Self.fields(.acceptLanguage, ["en-US, fr;q=0.8"]))
+        let b = VaryRule.normalizedValue(of: .acceptLanguage, in: Self.fields(.acceptLanguage, ["FR; q=0.5,en-us"]))
+        #expect(a == b && a == "en-us,fr")
+        let accept = HTTPField.Name("X-Mode")!
+        #expect(
+            VaryRule.normalizedValue(of: accept, in: Self.fields(accept, ["a, b"]))
+                != VaryRule.normalizedValue(of: accept, in: Self.fields(accept, ["b, a"]))
+        )
+    }
+
+    /// Through a ResponseCache: one stored variant answers every spelling.
+    @Test func oneVariantAnswersEverySpelling() async throws {
+        let cache = try ResponseCache(configuration: .init(mode: .shared))
+        let url = "https://example.com/v"
+        let stored = ResponseCacheTests.request(url, [(.acceptEncoding, "gzip, br")])
+        let response = ResponseCacheTests.response(
+            "z",
+            [(.cacheControl, "max-age=600"), (.vary, "Accept-Encoding")]
+        )
+        #expect(try await cache.storeCachedResponse(response, for: stored))
+        for spelling in ["br, gzip", "GZIP,BR", "gzip;q=1, br;q=0.9, identity;q=0"] {
+            let request = ResponseCacheTests.request(url, [(.acceptEncoding, spelling)])
+            #expect(await cache.cachedResponse(for: request) != nil, "\(spelling)")
+        }
+        #expect(await cache.cachedResponse(for: ResponseCacheTests.request(url, [(.acceptEncoding, "gzip")])) == nil)
+    }
+}

@@ -1,0 +1,351 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# cache-proxy side by side with Varnish and nginx proxy_cache, on loopback, one core each.
+#
+#   scripts/proxy-bench.sh [--quick] [--rounds N] [--duration SECONDS] [--no-build]
+#
+# Installs what is missing (nginx-light, varnish, wrk from Debian packages), builds cache-proxy in
+# release mode, starts an nginx origin, Varnish, nginx proxy_cache and cache-proxy on 127.0.0.1,
+# pins every proxy to CPU 0 and wrk (and the origin) to CPU 1, warms each proxy, then runs the
+# rounds in alternation (the order rotates each round) with `wrk -t1 -c50 --latency`. Prints
+# req/s and p50/p99 latency per proxy (medians over the rounds) and the ratios to Varnish and
+# nginx, then cache-proxy's resident memory every 250,000 requests of a 1,000,000-request Zipf
+# run over 100,000 URLs. Everything it starts it stops, by pid, on exit.
+#
+# Workloads:
+#   1k-hit     a 1 KB JSON, Cache-Control: max-age=3600, every request a hit
+#   64k-hit    a 64 KB JSON, likewise
+#   1k-vary    a 1 KB JSON with Vary: Accept-Encoding; requests rotate three spellings of one
+#              Accept-Encoding value ("gzip, br", "br, gzip", "GZIP,BR")
+#   zipf-mix   Zipf (s = 0.8) over 100,000 URLs of 1 KB; each cache is sized to hold about 10%
+#              of them, so about 40% of the requests miss
+#
+# CACHE_PROXY_ARGS adds options to cache-proxy's command line.
+# --quick: one round of 2 s, the 1k-hit workload only, no memory run (a smoke test).
+set -euo pipefail
+
+ROUNDS=3
+DURATION=8
+QUICK=0
+BUILD=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) QUICK=1; ROUNDS=1; DURATION=2 ;;
+        --rounds) ROUNDS="$2"; shift ;;
+        --duration) DURATION="$2"; shift ;;
+        --no-build) BUILD=0 ;;
+        -h|--help) sed -n '3,25p' "$0"; exit 0 ;;
+        *) echo "unknown option: $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+PROXY_CPU=0
+LOAD_CPU=1
+[ "$(nproc)" -ge 2 ] || { PROXY_CPU=0; LOAD_CPU=0; echo "warning: one CPU only; proxies and wrk share it" >&2; }
+
+ORIGIN_PORT=18180
+VARNISH_PORT=18181
+NGINX_PORT=18182
+PROXY_PORT=18183
+URLS=100000
+CACHE_PROXY_ARGS=${CACHE_PROXY_ARGS:-}
+MIX_ENTRIES=$((URLS / 10))
+
+# --- what is missing ---------------------------------------------------------------------------
+need=()
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+command -v varnishd >/dev/null 2>&1 || [ -x /usr/sbin/varnishd ] || need+=(varnish)
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
+command -v taskset >/dev/null 2>&1 || need+=(util-linux)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+if [ ${#need[@]} -gt 0 ]; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    echo "==> installing ${need[*]} with apt-get"
+    $SUDO apt-get install -y -q "${need[@]}" >/dev/null 2>&1 ||
+        { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q "${need[@]}"; }
+fi
+export PATH="$PATH:/usr/sbin:/sbin"
+
+if [ "$BUILD" -eq 1 ]; then
+    make -s deps
+    echo "==> building cache-proxy (release)"
+    swift build -c release --enable-all-traits --product cache-proxy >/dev/null
+fi
+PROXY_BIN="$(swift build -c release --enable-all-traits --show-bin-path)/cache-proxy"
+[ -x "$PROXY_BIN" ] || { echo "error: $PROXY_BIN is missing (run without --no-build)" >&2; exit 1; }
+
+WORK=$(mktemp -d /tmp/proxy-bench.XXXXXX)
+chmod 755 "$WORK"
+PIDS=()
+stop_all() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+    done
+    [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
+}
+trap stop_all EXIT
+
+wait_for() { # url
+    for _ in $(seq 100); do curl -fs -o /dev/null "$1" && return 0; sleep 0.1; done
+    echo "error: nothing answers at $1" >&2; exit 1
+}
+
+# --- the origin: nginx serving fixed files ----------------------------------------------------
+mkdir -p "$WORK/origin/html" "$WORK/origin/logs" "$WORK/cache/logs" "$WORK/cache/store" "$WORK/varnish"
+python3 - "$WORK/origin/html" <<'EOF'
+import json, sys
+root = sys.argv[1]
+def blob(size):
+    # Items until the next would pass the size, then a pad field to reach it exactly.
+    items = []
+    while len(json.dumps({"items": items + [item(len(items))], "pad": ""})) < size - 32:
+        items.append(item(len(items)))
+    bare = len(json.dumps({"items": items, "pad": ""}))
+    return json.dumps({"items": items, "pad": "x" * (size - bare)})
+def item(i):
+    return {"id": i, "name": f"item-{i:05d}", "price": i * 1.25}
+for name, size in (("1k.json", 1024), ("64k.json", 65536)):
+    with open(f"{root}/{name}", "w") as f:
+        f.write(blob(size))
+EOF
+cat >"$WORK/origin/nginx.conf" <<EOF
+user root;
+worker_processes 1;
+pid $WORK/origin/nginx.pid;
+error_log $WORK/origin/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    default_type application/json;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:$ORIGIN_PORT;
+        root $WORK/origin/html;
+        location = /1k { try_files /1k.json =404; add_header Cache-Control "max-age=3600"; }
+        location = /64k { try_files /64k.json =404; add_header Cache-Control "max-age=3600"; }
+        location = /vary { try_files /1k.json =404; add_header Cache-Control "max-age=3600"; add_header Vary "Accept-Encoding"; }
+        location /z/ { try_files /1k.json =404; add_header Cache-Control "max-age=3600"; }
+    }
+}
+EOF
+taskset -c "$LOAD_CPU" nginx -p "$WORK/origin" -c "$WORK/origin/nginx.conf" -g "daemon off;" 2>>"$WORK/origin/logs/stderr" &
+PIDS+=($!)
+wait_for "http://127.0.0.1:$ORIGIN_PORT/1k"
+
+# --- the proxies -------------------------------------------------------------------------------
+start_proxies() { # memory budget in bytes for each proxy's cache
+    local bytes=$1
+    cat >"$WORK/cache/nginx.conf" <<EOF
+user root;
+worker_processes 1;
+pid $WORK/cache/nginx.pid;
+error_log $WORK/cache/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    proxy_cache_path $WORK/cache/store/$bytes levels=1:2 keys_zone=bench:32m max_size=$bytes inactive=1h use_temp_path=off;
+    upstream origin { server 127.0.0.1:$ORIGIN_PORT; keepalive 64; }
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        location / {
+            proxy_pass http://origin;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_cache bench;
+        }
+    }
+}
+EOF
+    taskset -c "$PROXY_CPU" nginx -p "$WORK/cache" -c "$WORK/cache/nginx.conf" -g "daemon off;" \
+        2>>"$WORK/cache/logs/stderr" &
+    NGINX_PID=$!
+    PIDS+=("$NGINX_PID")
+
+    taskset -c "$PROXY_CPU" varnishd -F -a "127.0.0.1:$VARNISH_PORT" -b "127.0.0.1:$ORIGIN_PORT" \
+        -n "$WORK/varnish" -s "malloc,$bytes" -p thread_pools=1 >"$WORK/varnish.log" 2>&1 &
+    VARNISH_PID=$!
+    PIDS+=("$VARNISH_PID")
+
+    taskset -c "$PROXY_CPU" "$PROXY_BIN" --upstream "http://127.0.0.1:$ORIGIN_PORT" \
+        --listen "127.0.0.1:$PROXY_PORT" --mode shared --memory-capacity "$bytes" \
+        --log-level warning $CACHE_PROXY_ARGS >"$WORK/cache-proxy.log" 2>&1 &
+    PROXY_PID=$!
+    PIDS+=("$PROXY_PID")
+
+    wait_for "http://127.0.0.1:$NGINX_PORT/1k"
+    wait_for "http://127.0.0.1:$VARNISH_PORT/1k"
+    wait_for "http://127.0.0.1:$PROXY_PORT/1k"
+}
+
+stop_proxies() {
+    local pid
+    for pid in "$NGINX_PID" "$VARNISH_PID" "$PROXY_PID"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "$NGINX_PID" "$VARNISH_PID" "$PROXY_PID"; do
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+    done
+}
+
+port_of() {
+    case "$1" in
+        varnish) echo "$VARNISH_PORT" ;;
+        nginx) echo "$NGINX_PORT" ;;
+        cache-proxy) echo "$PROXY_PORT" ;;
+    esac
+}
+
+# --- wrk scripts -------------------------------------------------------------------------------
+cat >"$WORK/vary.lua" <<'EOF'
+local spellings = { "gzip, br", "br, gzip", "GZIP,BR" }
+local n = 0
+request = function()
+    n = n + 1
+    return wrk.format("GET", "/vary", { ["Accept-Encoding"] = spellings[n % 3 + 1] })
+end
+EOF
+cat >"$WORK/zipf.lua" <<EOF
+local urls, s = $URLS, 0.8
+local cdf = {}
+local total = 0
+for k = 1, urls do total = total + k ^ -s; cdf[k] = total end
+for k = 1, urls do cdf[k] = cdf[k] / total end
+local seed = 1
+init = function(args) math.randomseed(os.time() + seed) end
+request = function()
+    local u, lo, hi = math.random(), 1, urls
+    while lo < hi do
+        local mid = math.floor((lo + hi) / 2)
+        if cdf[mid] < u then lo = mid + 1 else hi = mid end
+    end
+    return wrk.format("GET", "/z/" .. lo)
+end
+EOF
+
+pid_of() {
+    case "$1" in
+        varnish) echo "$VARNISH_PID" ;;
+        nginx) echo "$NGINX_PID" ;;
+        cache-proxy) echo "$PROXY_PID" ;;
+    esac
+}
+
+# CPU time (clock ticks, user + system) of a process and its children (nginx's worker,
+# Varnish's cache process): the cost per request does not depend on what else runs.
+cpu_ticks() { # pid
+    local total=0 p
+    for p in "$1" $(ps -o pid= --ppid "$1"); do
+        total=$((total + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$total"
+}
+HZ=$(getconf CLK_TCK)
+
+# wrk's summary as "req/s p50_ms p99_ms requests"
+run_wrk() { # port seconds path-or-script
+    local port=$1 seconds=$2 target=$3 out
+    if [[ "$target" == *.lua ]]; then
+        out=$(taskset -c "$LOAD_CPU" wrk -t1 -c50 -d"${seconds}s" --latency -s "$target" "http://127.0.0.1:$port/")
+    else
+        out=$(taskset -c "$LOAD_CPU" wrk -t1 -c50 -d"${seconds}s" --latency "http://127.0.0.1:$port$target")
+    fi
+    if echo "$out" | grep -q "Non-2xx"; then echo "warning: non-2xx answers from port $port" >&2; fi
+    echo "$out" | awk '
+        function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+        /^ +50%/ { p50 = ms($2) } /^ +99%/ { p99 = ms($2) } /^Requests\/sec:/ { rps = $2 }
+        / requests in / { n = $1 }
+        END { printf "%s %s %s %s\n", rps, p50, p99, n }'
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+PROXIES=(varnish nginx cache-proxy)
+RESULTS="$WORK/results"
+: >"$RESULTS"
+
+run_workload() { # name target
+    local name=$1 target=$2 round i p port before after result
+    for p in "${PROXIES[@]}"; do
+        port=$(port_of "$p")
+        run_wrk "$port" 2 "$target" >/dev/null # warm-up: fill the cache, open the connections
+    done
+    for round in $(seq "$ROUNDS"); do
+        for i in 0 1 2; do
+            p=${PROXIES[$(((i + round - 1) % 3))]}
+            port=$(port_of "$p")
+            before=$(cpu_ticks "$(pid_of "$p")")
+            result=$(run_wrk "$port" "$DURATION" "$target")
+            after=$(cpu_ticks "$(pid_of "$p")")
+            echo "$name $p $result $((after - before))" >>"$RESULTS"
+        done
+    done
+}
+
+echo "==> load before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "==> proxies on CPU $PROXY_CPU, wrk -t1 -c50 on CPU $LOAD_CPU, $ROUNDS round(s) of ${DURATION}s"
+HIT_BYTES=$((256 << 20))
+start_proxies "$HIT_BYTES"
+WORKLOADS=("1k-hit /1k")
+if [ "$QUICK" -eq 0 ]; then
+    WORKLOADS+=("64k-hit /64k" "1k-vary $WORK/vary.lua")
+fi
+for w in "${WORKLOADS[@]}"; do
+    set -- $w
+    echo "==> $1"
+    run_workload "$1" "$2"
+done
+stop_proxies
+
+if [ "$QUICK" -eq 0 ]; then
+    # About 10% of the URLs fit: each entry counts its body, head and bookkeeping, ~2.8 KB.
+    MIX_BYTES=$((MIX_ENTRIES * 2800))
+    echo "==> zipf-mix ($URLS URLs, caches of $MIX_BYTES bytes)"
+    start_proxies "$MIX_BYTES"
+    run_workload zipf-mix "$WORK/zipf.lua"
+    stop_proxies
+fi
+
+echo
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+printf '| %-9s | %-11s | %9s | %8s | %8s | %9s | %9s | %11s |\n' workload proxy "req/s" "p50 ms" "p99 ms" "x Varnish" "x nginx" "CPU us/req"
+printf '| %-9s | %-11s | %9s | %8s | %8s | %9s | %9s | %11s |\n' --- --- ---: ---: ---: ---: ---: ---:
+for w in $(awk '{ print $1 }' "$RESULTS" | uniq); do
+    declare -A rps=()
+    for p in "${PROXIES[@]}"; do
+        rps[$p]=$(awk -v w="$w" -v p="$p" '$1 == w && $2 == p { print $3 }' "$RESULTS" | median)
+    done
+    for p in "${PROXIES[@]}"; do
+        p50=$(awk -v w="$w" -v p="$p" '$1 == w && $2 == p { print $4 }' "$RESULTS" | median)
+        p99=$(awk -v w="$w" -v p="$p" '$1 == w && $2 == p { print $5 }' "$RESULTS" | median)
+        cpu=$(awk -v w="$w" -v p="$p" -v hz="$HZ" '$1 == w && $2 == p && $6 > 0 { print $7 / hz * 1e6 / $6 }' "$RESULTS" | median)
+        awk -v w="$w" -v p="$p" -v r="${rps[$p]}" -v v="${rps[varnish]}" -v n="${rps[nginx]}" -v a="$p50" -v b="$p99" -v c="$cpu" \
+            'BEGIN { printf "| %-9s | %-11s | %9.0f | %8.3f | %8.3f | %8.2fx | %8.2fx | %11.1f |\n", w, p, r, a, b, r / v, r / n, c }'
+    done
+    unset rps
+done
+
+if [ "$QUICK" -eq 0 ]; then
+    echo
+    echo "==> cache-proxy resident memory, 1,000,000 requests of zipf-mix over $URLS URLs ($MIX_BYTES-byte cache)"
+    start_proxies "$MIX_BYTES"
+    total=0
+    next=250000
+    printf '| requests | RSS MiB |\n| ---: | ---: |\n'
+    printf '| %8d | %7.1f |\n' 0 "$(awk '{ print $2 * 4096 / 1048576 }' /proc/"$PROXY_PID"/statm)"
+    while [ "$total" -lt 1000000 ]; do
+        out=$(taskset -c "$LOAD_CPU" wrk -t1 -c50 -d2s -s "$WORK/zipf.lua" "http://127.0.0.1:$PROXY_PORT/")
+        total=$((total + $(echo "$out" | awk '/requests in/ { print $1 }')))
+        if [ "$total" -ge "$next" ]; then
+            printf '| %8d | %7.1f |\n' "$total" "$(awk '{ print $2 * 4096 / 1048576 }' /proc/"$PROXY_PID"/statm)"
+            next=$((next + 250000))
+        fi
+    done
+    stop_proxies
+fi
