@@ -33,7 +33,13 @@ enum TestDatabase {
     static func server(_ action: String) async throws {
         let control = try #require(control, "LAYEREDCACHE_POSTGRES_CONTROL is not set")
         let status: Int32 = await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: spawnAndWait(["/bin/sh", control, action])) }.start()
+            // The server outlives pg_ctl: it must not inherit this process's descriptors (another
+            // test's pipe to a child would then never reach end-of-file), so the shell closes every
+            // descriptor above 2 before it runs the control script.
+            let closeAndRun =
+                #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done; exec /bin/sh "$0" "$1""#
+            Thread { continuation.resume(returning: spawnAndWait(["/bin/bash", "-c", closeAndRun, control, action])) }
+                .start()
         }
         #expect(status == 0, "server \(action) exited with \(status)")
     }
