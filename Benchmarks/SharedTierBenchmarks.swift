@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if Tools
 import CacheTestSupport
 import CacheTiers
 import Foundation
@@ -274,3 +275,4 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
+#endif
