@@ -43,6 +43,24 @@ package enum TraitTrampoline {
         exit(process.terminationStatus)
     }
 
+    /// Runs the executable `product`, built without `trait`, again with every trait enabled, in
+    /// this build's configuration (debug or release).
+    /// - Parameters:
+    ///   - sourceFile: the calling source file's path (`#filePath`), `levels` below the package.
+    package static func rerun(product: String, missing trait: String, sourceFile: String, levels: Int) -> Never {
+        #if DEBUG
+        let release = false
+        #else
+        let release = true
+        #endif
+        rerun(
+            product: product,
+            packageRoot: directory(levels, above: sourceFile),
+            release: release,
+            reason: "\(product) needs the package's \(trait) trait: running it with swift run --enable-all-traits"
+        )
+    }
+
     /// The directory `levels` above the source file `path`.
     package static func directory(_ levels: Int, above path: String) -> String {
         var url = URL(fileURLWithPath: path)

@@ -7,17 +7,7 @@ import TraitTrampoline
 @main
 enum Trampoline {
     static func main() {
-        #if DEBUG
-        let release = false
-        #else
-        let release = true
-        #endif
-        TraitTrampoline.rerun(
-            product: "cache-proxy",
-            packageRoot: TraitTrampoline.directory(3, above: #filePath),
-            release: release,
-            reason: "cache-proxy needs the package's Proxy trait: running it with swift run --enable-all-traits"
-        )
+        TraitTrampoline.rerun(product: "cache-proxy", missing: "Proxy", sourceFile: #filePath, levels: 3)
     }
 }
 #endif

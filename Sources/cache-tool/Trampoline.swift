@@ -7,17 +7,7 @@ import TraitTrampoline
 @main
 enum Trampoline {
     static func main() {
-        #if DEBUG
-        let release = false
-        #else
-        let release = true
-        #endif
-        TraitTrampoline.rerun(
-            product: "cache-tool",
-            packageRoot: TraitTrampoline.directory(3, above: #filePath),
-            release: release,
-            reason: "cache-tool needs the package's Tools trait: running it with swift run --enable-all-traits"
-        )
+        TraitTrampoline.rerun(product: "cache-tool", missing: "Tools", sourceFile: #filePath, levels: 3)
     }
 }
 #endif

@@ -114,8 +114,9 @@ import Testing
     }
 }
 
-/// Polls `condition` every few milliseconds until it holds, or fails after `timeout`: for work
-/// that another task does (no sleep stands in for a wait on an event).
+/// Yields until `condition` holds, or fails after `timeout`: for work that another task of this
+/// process does (the write-through queue); no wall-clock sleep, the other task runs when this one
+/// yields.
 func waitUntil(
     timeout: Duration = .seconds(30),
     _ condition: @Sendable () async -> Bool,
@@ -127,7 +128,7 @@ func waitUntil(
             Issue.record("condition not met within \(timeout)", sourceLocation: sourceLocation)
             return
         }
-        try await Task.sleep(for: .milliseconds(2))
+        await Task.yield()
     }
 }
 

@@ -147,6 +147,8 @@ func waitUntil(
             Issue.record("condition not met within \(timeout)", sourceLocation: sourceLocation)
             return ContinuousClock.now - start
         }
+        // A real delay: the condition waits on a real PostgreSQL server (another process), and
+        // polling it without a pause would take a core from the server it waits for.
         try await Task.sleep(for: .milliseconds(1))
     }
     return ContinuousClock.now - start

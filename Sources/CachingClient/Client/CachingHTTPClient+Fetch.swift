@@ -33,14 +33,7 @@ extension CachingHTTPClient {
         willCache: WillCache? = nil,
         delegate: (any CachingHTTPClientDelegate)? = nil
     ) async -> FetchResult {
-        let call = Call(
-            request,
-            body,
-            policy ?? configuration.policy,
-            freshness ?? configuration.freshness,
-            willCache,
-            delegates: delegate == nil && !hasDelegate ? [] : delegates(with: delegate)
-        )
+        let call = makeCall(request, body, policy, freshness, willCache, delegate)
         guard call.delegates.isEmpty else { return await observedFetch(call) { _ in } }
         let lookup = await lookup(for: call)
         let at = now
@@ -73,117 +66,32 @@ extension CachingHTTPClient {
         willCache: WillCache? = nil,
         delegate: (any CachingHTTPClientDelegate)? = nil
     ) -> some AsyncSequence<FetchResult, Never> & Sendable {
-        let call = Call(
-            request,
-            body,
-            policy ?? configuration.policy,
-            freshness ?? configuration.freshness,
-            willCache,
-            delegates: delegates(with: delegate)
-        )
+        let call = makeCall(request, body, policy, freshness, willCache, delegate)
         return FetchResultSequence(client: self, call: call)
     }
 
-    /// Fetches `request` under `policy`, yielding its lifecycle: ``FetchEvent/started``,
-    /// ``FetchEvent/cacheResponse(_:)`` (always), ``FetchEvent/serverResponse(_:)`` or
-    /// ``FetchEvent/failed(_:)`` when the network was asked, and ``FetchEvent/finished(_:)`` (see
-    /// ``FetchEvent`` for the active and passive orders).
-    ///
-    /// The request starts at once, in a task of its own; ending the iteration early cancels it.
-    /// The delegates hear the same events.
-    /// - Parameters: as for ``fetch(_:body:policy:freshness:willCache:delegate:)``.
-    /// - Returns: the events, ``FetchEvent/finished(_:)`` last.
-    public func events(
-        for request: HTTPRequest,
-        body: [UInt8]? = nil,
-        policy: CachePolicy? = nil,
-        freshness: FreshnessClass? = nil,
-        willCache: WillCache? = nil,
-        delegate: (any CachingHTTPClientDelegate)? = nil
-    ) -> AsyncStream<FetchEvent> {
-        let call = Call(
+    /// One call's parameters, the configuration's where the caller gave none.
+    func makeCall(
+        _ request: HTTPRequest,
+        _ body: [UInt8]?,
+        _ policy: CachePolicy?,
+        _ freshness: FreshnessClass?,
+        _ willCache: WillCache?,
+        _ delegate: (any CachingHTTPClientDelegate)?
+    ) -> Call {
+        // The configuration's delegate, then the call's; a call without either builds no list.
+        var delegates: [any CachingHTTPClientDelegate] = []
+        if hasDelegate || delegate != nil {
+            if let first = configuration.delegate { delegates.append(first) }
+            if let delegate { delegates.append(delegate) }
+        }
+        return Call(
             request,
             body,
             policy ?? configuration.policy,
             freshness ?? configuration.freshness,
             willCache,
-            delegates: delegates(with: delegate)
-        )
-        let (stream, continuation) = AsyncStream.makeStream(of: FetchEvent.self, bufferingPolicy: .unbounded)
-        let task = Task {
-            _ = await self.observedFetch(call) { continuation.yield($0) }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
-    }
-
-    /// The configuration's delegate and the call's, in the order they run.
-    private func delegates(with delegate: (any CachingHTTPClientDelegate)?) -> [any CachingHTTPClientDelegate] {
-        switch (configuration.delegate, delegate) {
-        case (nil, nil): []
-        case (let first?, nil): [first]
-        case (nil, let second?): [second]
-        case (let first?, let second?): [first, second]
-        }
-    }
-
-    /// A fetch that emits its lifecycle to the call's delegates and to `emit`.
-    func observedFetch(_ call: Call, emit: @Sendable (FetchEvent) async -> Void) async -> FetchResult {
-        func send(_ event: FetchEvent) async {
-            await call.emit(event)
-            await emit(event)
-        }
-        await send(.started)
-        // The cache is read for every safe request, so that the cache's offer is what it holds.
-        let isSafe = call.request.method == .get || call.request.method == .head
-        let lookup = isSafe ? await cache.lookup(call.request) : cache.unreadLookup(call.request)
-        let at = now
-        let plan = plan(call, lookup, now: at)
-        await send(.cacheResponse(offer(plan, lookup: lookup, call: call, now: at)))
-        let final: FetchResult
-        switch plan {
-        case .answer(let result):
-            final = result
-        case .answerAndRefresh(let result, let step):
-            refresh(step)
-            final = result
-        case .answerThenNetwork(_, let step), .network(let step):
-            final = await network(step)
-            await send(Self.networkEvent(final))
-        }
-        await send(.finished(final))
-        return final
-    }
-
-    /// What the cache offers a call before the network: the stored answer the plan starts from,
-    /// or "nothing cached".
-    func offer(_ plan: Plan, lookup: ResponseLookup, call: Call, now at: Date) -> FetchResult {
-        switch plan {
-        case .answer(let result) where result.source == .cache: return result
-        case .answerAndRefresh(let result, _), .answerThenNetwork(let result, _): return result
-        default: break
-        }
-        guard !lookup.isCacheClosed else {
-            return FetchResult(response: nil, body: nil, source: .none, freshness: .missing, error: Self.closedCache)
-        }
-        guard let stored = lookup.stored else {
-            return FetchResult(response: nil, body: nil, source: .none, freshness: .missing)
-        }
-        return answer(
-            from: call.request.method == .head ? stored.withoutBody : stored,
-            freshness: .stale(stored.isMarkedStale ? .markedStale : .expired),
-            ttl: call.freshness,
-            now: at,
-            isFinal: false
-        )
-    }
-
-    /// The event for a network step's answer: the server's answer, or the failure.
-    static func networkEvent(_ result: FetchResult) -> FetchEvent {
-        if result.source == .network || result.source == .revalidated { return .serverResponse(result) }
-        return .failed(
-            result.error ?? CachingClientError(code: .network, message: "the network gave no answer")
+            delegates: delegates
         )
     }
 
@@ -203,69 +111,6 @@ extension CachingHTTPClient {
         guard isSafe, call.policy.kind != .networkOnly else { return cache.unreadLookup(call.request) }
         return await cache.lookup(call.request)
     }
-}
-
-/// One call's parameters.
-struct Call: Sendable {
-    var request: HTTPRequest
-    var body: [UInt8]?
-    var policy: CachePolicy
-    var freshness: FreshnessClass
-    var willCache: WillCache?
-    /// The client's delegate and the call's, in order.
-    var delegates: [any CachingHTTPClientDelegate]
-
-    init(
-        _ request: HTTPRequest,
-        _ body: [UInt8]?,
-        _ policy: CachePolicy,
-        _ freshness: FreshnessClass,
-        _ willCache: WillCache?,
-        delegates: [any CachingHTTPClientDelegate] = []
-    ) {
-        self.request = request
-        self.body = body
-        self.policy = policy
-        self.freshness = freshness
-        self.willCache = willCache
-        self.delegates = delegates
-    }
-
-    var context: FetchContext { FetchContext(request: request, policy: policy, freshness: freshness) }
-
-    /// The delegates' `willCache`, one after the other; nil without delegates.
-    var hook: ResponseCache.AsyncHook? {
-        guard !delegates.isEmpty else { return nil }
-        let delegates = self.delegates
-        let context = self.context
-        return { response, _ in
-            var response = response
-            for delegate in delegates {
-                guard let changed = await delegate.willCache(response, for: context) else { return nil }
-                response = changed
-            }
-            return response
-        }
-    }
-
-    /// Tells every delegate of `event`.
-    func emit(_ event: FetchEvent) async {
-        guard !delegates.isEmpty else { return }
-        let context = self.context
-        for delegate in delegates { await delegate.fetch(context, didEmit: event) }
-    }
-}
-
-/// What a call does: answer from the cache, ask the network, or both.
-enum Plan: Sendable {
-    /// Answer now; nothing more.
-    case answer(FetchResult)
-    /// Answer now (final), and refresh the entry in the background.
-    case answerAndRefresh(FetchResult, NetworkStep)
-    /// Answer now (not final), then with the network's answer.
-    case answerThenNetwork(FetchResult, NetworkStep)
-    /// Answer with the network's answer.
-    case network(NetworkStep)
 }
 
 extension CachingHTTPClient {

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import HTTPCaching
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One call's parameters.
+struct Call: Sendable {
+    var request: HTTPRequest
+    var body: [UInt8]?
+    var policy: CachePolicy
+    var freshness: FreshnessClass
+    var willCache: WillCache?
+    /// The client's delegate and the call's, in order.
+    var delegates: [any CachingHTTPClientDelegate]
+
+    init(
+        _ request: HTTPRequest,
+        _ body: [UInt8]?,
+        _ policy: CachePolicy,
+        _ freshness: FreshnessClass,
+        _ willCache: WillCache?,
+        delegates: [any CachingHTTPClientDelegate] = []
+    ) {
+        self.request = request
+        self.body = body
+        self.policy = policy
+        self.freshness = freshness
+        self.willCache = willCache
+        self.delegates = delegates
+    }
+
+    var context: FetchContext { FetchContext(request: request, policy: policy, freshness: freshness) }
+
+    /// The delegates' `willCache`, one after the other; nil without delegates.
+    var hook: ResponseCache.AsyncHook? {
+        guard !delegates.isEmpty else { return nil }
+        let delegates = self.delegates
+        let context = self.context
+        return { response, _ in
+            var response = response
+            for delegate in delegates {
+                guard let changed = await delegate.willCache(response, for: context) else { return nil }
+                response = changed
+            }
+            return response
+        }
+    }
+
+    /// Tells every delegate of `event`.
+    func emit(_ event: FetchEvent) async {
+        guard !delegates.isEmpty else { return }
+        let context = self.context
+        for delegate in delegates { await delegate.fetch(context, didEmit: event) }
+    }
+}
+
+/// What a call does: answer from the cache, ask the network, or both.
+enum Plan: Sendable {
+    /// Answer now; nothing more.
+    case answer(FetchResult)
+    /// Answer now (final), and refresh the entry in the background.
+    case answerAndRefresh(FetchResult, NetworkStep)
+    /// Answer now (not final), then with the network's answer.
+    case answerThenNetwork(FetchResult, NetworkStep)
+    /// Answer with the network's answer.
+    case network(NetworkStep)
+}
