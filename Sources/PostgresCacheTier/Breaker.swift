@@ -40,28 +40,4 @@ struct Breaker: Sendable {
         backoff = min(backoff * 2, maximumBackoff)
     }
 }
-
-/// Runs `body`, or throws `DeadlineExceeded` once `timeout` has passed (cancelling `body`).
-///
-/// The caller resumes when both are done: a body that ignores cancellation holds it up, which is
-/// why every query also carries the server's `statement_timeout` and connections a connect
-/// timeout.
-func withDeadline<T: Sendable>(
-    _ timeout: Duration,
-    _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw DeadlineExceeded()
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw DeadlineExceeded() }
-        return first
-    }
-}
-
-/// An operation on the database ran past its deadline.
-struct DeadlineExceeded: Error {}
 #endif

@@ -236,9 +236,11 @@ public final class PostgresSharedTier: SharedCacheTier {
     /// with backoff) and the sweep of expired rows and of the budget every
     /// ``Configuration/sweepInterval``, until cancelled or until graceful shutdown.
     public func run(onInvalidation: @escaping @Sendable (SharedInvalidation) async -> Void) async throws {
+        // The pool runs in a task of its own: a connection held by a query that never returns
+        // (seen while the server restarts) would hold up its shutdown, and so the app's, forever.
+        let pool = Task { await client.run() }
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
-                group.addTask { await self.client.run() }
                 // Connect and make the table now, so that the first read does not pay for it.
                 group.addTask { _ = try? await self.perform(timeout: self.configuration.writeTimeout) {} }
                 group.addTask { await self.listen(onInvalidation) }
@@ -246,6 +248,17 @@ public final class PostgresSharedTier: SharedCacheTier {
             }
         }
         listening.store(false, ordering: .relaxed)
+        pool.cancel()
+        // Give the pool the connect timeout to close its connections, whether or not this task is
+        // cancelled (an unstructured task does not inherit the cancellation).
+        let closed = await Task { [configuration] in
+            (try? await withDeadline(configuration.connectTimeout) { await pool.value }) != nil
+        }.value
+        if !closed {
+            configuration.logger.warning(
+                "shared tier: the connection pool did not close in time; left to close on its own"
+            )
+        }
     }
 
     /// Stops the tier: later reads miss and writes throw. The connections close when
@@ -371,29 +384,6 @@ public final class PostgresSharedTier: SharedCacheTier {
     static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}
-
-/// The tier's swift-metrics handles, created once.
-struct SharedMetrics: Sendable {
-    let hits, misses, bypassed, damagedRows, writes, writeFailures: Counter
-    let admissionRefusals, evictions, expired, invalidationsSent, invalidationsReceived: Counter
-
-    init(factory: any MetricsFactory) {
-        func counter(_ name: String) -> Counter {
-            Counter(label: "layeredcache_shared_\(name)_total", dimensions: [], factory: factory)
-        }
-        hits = counter("hits")
-        misses = counter("misses")
-        bypassed = counter("bypassed")
-        damagedRows = counter("damaged_rows")
-        writes = counter("writes")
-        writeFailures = counter("write_failures")
-        admissionRefusals = counter("admission_refusals")
-        evictions = counter("evictions")
-        expired = counter("expired")
-        invalidationsSent = counter("invalidations_sent")
-        invalidationsReceived = counter("invalidations_received")
     }
 }
 #endif

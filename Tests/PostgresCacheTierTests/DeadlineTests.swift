@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if PostgreSQL
+import Synchronization
+import Testing
+
+@testable import PostgresCacheTier
+
+/// `withDeadline` never waits for a body that ignores cancellation: a PostgreSQL query made while
+/// the server restarted once never returned, and the request that made it hung forever.
+@Suite(.timeLimit(.minutes(1)))
+struct DeadlineTests {
+    @Test func aBodyThatFinishesInTimeGivesItsResult() async throws {
+        #expect(try await withDeadline(.seconds(60)) { 42 } == 42)
+        await #expect(throws: Stuck.self) { try await withDeadline(.seconds(60)) { throw Stuck() } }
+    }
+
+    @Test func theDeadlineEndsTheWaitForABodyThatIgnoresCancellation() async throws {
+        let gate = Gate()
+        await #expect(throws: DeadlineExceeded.self) {
+            try await withDeadline(.milliseconds(10)) { await gate.wait() }
+        }
+        #expect(gate.wasWaitedOn)
+        gate.open()  // the abandoned body ends now
+    }
+
+    @Test func cancellingTheCallerEndsTheWaitAtOnce() async throws {
+        let gate = Gate()
+        let call = Task { try await withDeadline(.seconds(3600)) { await gate.wait() } }
+        while !gate.wasWaitedOn { await Task.yield() }
+        call.cancel()
+        await #expect(throws: CancellationError.self) { try await call.value }
+        gate.open()
+    }
+
+    @Test func aCallerCancelledBeforeItStartsDoesNotRunTheWait() async throws {
+        let call = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await withDeadline(.seconds(3600)) { () async throws -> Int in
+                try await Task.sleep(for: .seconds(3600))
+                return 1
+            }
+        }
+        await #expect(throws: CancellationError.self) { try await call.value }
+    }
+}
+
+private struct Stuck: Error {}
+
+/// A body that ignores cancellation: it waits until the test opens the gate.
+private final class Gate: Sendable {
+    private let state = Mutex<(waiting: [CheckedContinuation<Void, Never>], open: Bool, waited: Bool)>(
+        ([], false, false)
+    )
+
+    var wasWaitedOn: Bool { state.withLock { $0.waited } }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resume = state.withLock {
+                $0.waited = true
+                if $0.open { return true }
+                $0.waiting.append(continuation)
+                return false
+            }
+            if resume { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.open = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+}
+#endif
