@@ -217,8 +217,9 @@ let package = Package(
         .testTarget(
             name: "PostgresCacheTierTests",
             dependencies: [
-                "PostgresCacheTier", "CacheTiers", "CacheTestSupport",
+                "PostgresCacheTier", "CacheTiers", "CacheTestSupport", "HTTPCaching",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

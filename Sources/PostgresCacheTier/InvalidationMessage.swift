@@ -16,13 +16,14 @@ import Foundation
 ///   encrypted, their AES-GCM seal in base64 (no key reaches the database in clear).
 /// - `KIND` `a`: every entry; no argument.
 /// - `KIND` `s`: entries stored at or after `ARGUMENT` milliseconds since 1970.
+/// - `KIND` `t`: the entries labelled with a tag; `ARGUMENT` as for `k`, the tag's UTF-8 bytes.
 ///
-/// Other kinds are reserved (`t` for a tag, when tags are shared) and ignored by this version, so
-/// that older instances skip what newer ones publish. PostgreSQL caps a payload at 8000 bytes:
-/// a key too long for it is published as `a`.
+/// Other kinds are ignored, so that older instances skip what newer ones publish. PostgreSQL caps
+/// a payload at 8000 bytes: a key or tag too long for it is published as `a`.
 struct InvalidationMessage: Hashable, Sendable {
     enum Kind: Hashable, Sendable {
         case key([UInt8])
+        case tag([UInt8])
         case all
         case storedSince(Int64)
     }
@@ -37,9 +38,10 @@ struct InvalidationMessage: Hashable, Sendable {
     /// The payload; `sealer` seals a key.
     func payload(sealer: RowSealer?) throws -> String {
         switch kind {
-        case .key(let bytes):
+        case .key(let bytes), .tag(let bytes):
+            let letter = if case .key = kind { "k" } else { "t" }
             let argument = try sealer?.sealInvalidation(bytes) ?? bytes
-            let text = "\(Self.prefix)|\(sender)|k|\(Data(argument).base64EncodedString())"
+            let text = "\(Self.prefix)|\(sender)|\(letter)|\(Data(argument).base64EncodedString())"
             guard text.utf8.count <= Self.maximumPayloadBytes else {
                 return InvalidationMessage(sender: sender, kind: .all).unsealedPayload
             }
@@ -51,7 +53,7 @@ struct InvalidationMessage: Hashable, Sendable {
 
     private var unsealedPayload: String {
         switch kind {
-        case .key: preconditionFailure("a key is published through payload(sealer:)")
+        case .key, .tag: preconditionFailure("a key or tag is published through payload(sealer:)")
         case .all: "\(Self.prefix)|\(sender)|a|"
         case .storedSince(let millis): "\(Self.prefix)|\(sender)|s|\(millis)"
         }
@@ -64,14 +66,13 @@ struct InvalidationMessage: Hashable, Sendable {
         sender = String(fields[1])
         let argument = fields[3]
         switch fields[2] {
-        case "k":
-            guard let data = Data(base64Encoded: String(argument)) else { return nil }
+        case "k", "t":
+            guard var bytes = Data(base64Encoded: String(argument)).map(Array.init) else { return nil }
             if let sealer {
-                guard let opened = sealer.openInvalidation(Array(data)) else { return nil }
-                kind = .key(opened)
-            } else {
-                kind = .key(Array(data))
+                guard let opened = sealer.openInvalidation(bytes) else { return nil }
+                bytes = opened
             }
+            kind = fields[2] == "k" ? .key(bytes) : .tag(bytes)
         case "a":
             kind = .all
         case "s":
@@ -91,6 +92,7 @@ struct InvalidationMessage: Hashable, Sendable {
     var invalidation: SharedInvalidation {
         switch kind {
         case .key(let bytes): .key(CacheKey(String(decoding: bytes, as: UTF8.self)))
+        case .tag(let bytes): .tag(String(decoding: bytes, as: UTF8.self))
         case .all: .all
         case .storedSince(let millis): .storedSince(Date(millisecondsSince1970: millis))
         }

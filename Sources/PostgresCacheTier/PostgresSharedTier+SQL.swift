@@ -125,6 +125,11 @@ extension PostgresSharedTier {
     /// Empties the table, then notifies.
     func truncate(notify payload: String) async throws {
         try await client.query("TRUNCATE \(unescaped: table)", logger: logger).drain()
+        try await notify(payload)
+    }
+
+    /// Notifies every listening instance with `payload`.
+    func notify(_ payload: String) async throws {
         try await client.query("SELECT pg_notify(\(configuration.channel), \(payload))", logger: logger).drain()
     }
 

@@ -9,9 +9,9 @@ import ServiceLifecycle
 import Synchronization
 
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+import FoundationEssentials
 #else
-public import Foundation
+import Foundation
 #endif
 
 /// The shared tier on PostgreSQL: one UNLOGGED table that every instance of an app reads and
@@ -191,37 +191,6 @@ public final class PostgresSharedTier: SharedCacheTier {
             bytesSinceEviction.store(0, ordering: .relaxed)
             _ = try? await perform(timeout: configuration.writeTimeout) { [self] in try await evict() }
         }
-    }
-
-    /// Deletes `key`'s row and, when `broadcast`, notifies every other instance, in one statement.
-    /// - Throws: `CacheError` when the database cannot be reached in time.
-    public func remove(_ key: CacheKey, broadcast: Bool) async throws {
-        let digest = digest(of: key)
-        let payload =
-            broadcast
-            ? try InvalidationMessage(sender: instanceID, kind: .key(Array(key.string.utf8))).payload(sealer: sealer)
-            : nil
-        try await perform(timeout: configuration.writeTimeout) { [self] in
-            try await delete(digest: digest, notify: payload)
-        }
-        if broadcast { count(\.invalidationsSent, metrics.invalidationsSent) }
-    }
-
-    /// Empties the table and tells every other instance to empty its tiers.
-    public func removeAll() async throws {
-        let payload = try InvalidationMessage(sender: instanceID, kind: .all).payload(sealer: sealer)
-        try await perform(timeout: configuration.writeTimeout) { [self] in try await truncate(notify: payload) }
-        count(\.invalidationsSent, metrics.invalidationsSent)
-    }
-
-    /// Deletes the rows stored at or after `date` and tells every other instance to do the same.
-    public func removeEntries(storedSince date: Date) async throws {
-        let millis = date.millisecondsSince1970
-        let payload = try InvalidationMessage(sender: instanceID, kind: .storedSince(millis)).payload(sealer: sealer)
-        try await perform(timeout: configuration.writeTimeout) { [self] in
-            try await delete(storedSince: millis, notify: payload)
-        }
-        count(\.invalidationsSent, metrics.invalidationsSent)
     }
 
     /// The table's bytes (as the budget counts them) and rows, or nil when the database does not

@@ -79,11 +79,11 @@ import Testing
             let cache = try makeCache(directory, shared: shared)
             try await cache.set(entry(versionedValue("a", version: 1)), for: "a")
             try await cache.set(entry(versionedValue("b", version: 1)), for: "b")
-            await cache.apply(.key("a"))
+            await cache.apply(.key("a"), onTag: nil)
             #expect(cache.memory.entry(for: "a") == nil)
             #expect(await cache.disk?.entry(for: "a") == nil)
             #expect(await cache.entry(for: "b") != nil)
-            await cache.apply(.all)
+            await cache.apply(.all, onTag: nil)
             #expect(await cache.entry(for: "b") == nil)
         }
     }
@@ -101,6 +101,29 @@ import Testing
                 group.cancelAll()
             }
             #expect(await cache.disk?.entry(for: "a") == nil)
+        }
+    }
+
+    @Test func aTagIsBroadcastAndAnotherInstancesTagReachesTheHandler() async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared)
+            try await cache.broadcastTagInvalidation("news")
+            #expect(shared.broadcasts == [.tag("news")])
+            let received = TagLog()
+            try await cache.set(entry(versionedValue("a", version: 1)), for: "a")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await cache.run { tag in received.append(tag) } }
+                shared.publish(.tag("sport"))
+                try await waitUntil { received.tags == ["sport"] }
+                group.cancelAll()
+            }
+            // A tag names no key here: the tier drops nothing of its own.
+            #expect(await cache.entry(for: "a") != nil)
+            // Without a shared tier there is no one to tell; a closed cache throws.
+            try await TieredCache(memory: MemoryTier(), disk: nil).broadcastTagInvalidation("news")
+            try await cache.close()
+            await #expect(throws: CacheError.self) { try await cache.broadcastTagInvalidation("news") }
         }
     }
 
@@ -132,12 +155,20 @@ func waitUntil(
     }
 }
 
+/// The tags a handler received.
+final class TagLog: Sendable {
+    private let state = Mutex<[String]>([])
+    var tags: [String] { state.withLock { $0 } }
+    func append(_ tag: String) { state.withLock { $0.append(tag) } }
+}
+
 /// A shared tier in memory: what it stores, a log of the operations, and invalidations to publish.
 final class FakeSharedTier: SharedCacheTier {
     private struct State {
         var stored: [CacheKey: CacheEntry] = [:]
         var log: [String] = []
         var reads = 0
+        var broadcasts: [SharedInvalidation] = []
     }
 
     private let state = Mutex(State())
@@ -146,6 +177,7 @@ final class FakeSharedTier: SharedCacheTier {
     var stored: [CacheKey: CacheEntry] { state.withLock { $0.stored } }
     var log: [String] { state.withLock { $0.log } }
     var reads: Int { state.withLock { $0.reads } }
+    var broadcasts: [SharedInvalidation] { state.withLock { $0.broadcasts } }
 
     func publish(_ invalidation: SharedInvalidation) { continuation.yield(invalidation) }
 
@@ -171,6 +203,10 @@ final class FakeSharedTier: SharedCacheTier {
     }
 
     func removeAll() async throws { state.withLock { $0.stored = [:] } }
+
+    func broadcast(_ invalidation: SharedInvalidation) async throws {
+        state.withLock { $0.broadcasts.append(invalidation) }
+    }
 
     func removeEntries(storedSince date: Date) async throws {
         state.withLock { $0.stored = $0.stored.filter { $0.value.storedAt < date } }

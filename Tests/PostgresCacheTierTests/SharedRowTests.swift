@@ -79,13 +79,17 @@ import Testing
             InvalidationMessage(sender: "abc", kind: .key(Array("GET https://x/a|b".utf8))),
             InvalidationMessage(sender: "abc", kind: .all),
             InvalidationMessage(sender: "abc", kind: .storedSince(1_700_000_000_000)),
+            InvalidationMessage(sender: "abc", kind: .tag(Array("team:sport|news".utf8))),
         ]
         for message in messages {
             let payload = try message.payload(sealer: sealer)
             #expect(InvalidationMessage(payload: payload, sealer: sealer) == message)
             if sealed, case .key = message.kind { #expect(!payload.contains("https")) }
         }
-        #expect(InvalidationMessage(payload: "lc1|abc|t|dGFn", sealer: sealer) == nil)  // reserved: tags
+        // Sealed, a tag is as unreadable in the database as a key.
+        let tag = try InvalidationMessage(sender: "abc", kind: .tag(Array("news".utf8))).payload(sealer: sealer)
+        #expect(tag.hasSuffix("|t|\(Data("news".utf8).base64EncodedString())") == !sealed)
+        #expect(InvalidationMessage(payload: "lc1|abc|x|dGFn", sealer: sealer) == nil)  // an unknown kind
         #expect(InvalidationMessage(payload: "something else", sealer: sealer) == nil)
         let long = InvalidationMessage(sender: "abc", kind: .key(Array(repeating: 65, count: 7000)))
         #expect(InvalidationMessage(payload: try long.payload(sealer: sealer), sealer: sealer)?.kind == .all)

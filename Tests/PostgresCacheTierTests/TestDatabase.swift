@@ -69,7 +69,12 @@ struct Instance: Sendable {
     let shared: PostgresSharedTier
     let directory: TemporaryDirectory
 
-    init(url: String, table: String, configure: Configure = { _ in }) throws {
+    init(
+        url: String,
+        table: String,
+        configure: Configure = { _ in },
+        options: TieredCache.SharedOptions = .init()
+    ) throws {
         directory = TemporaryDirectory("shared")
         let disk = try DiskTier(configuration: .init(directory: directory.path, capacityBytes: 64 << 20))
         // Generous timeouts: the whole test run shares two cores, and a timeout would bypass the tier.
@@ -83,7 +88,7 @@ struct Instance: Sendable {
         )
         configure(&configuration)
         shared = try PostgresSharedTier(configuration: configuration)
-        cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
+        cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared, options: options)
     }
 
     /// A request: the cache's answer, or the origin's (counted) stored through the cache.

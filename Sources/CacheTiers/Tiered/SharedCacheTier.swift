@@ -33,6 +33,11 @@ public protocol SharedCacheTier: Sendable {
     func removeAll() async throws
     /// Removes the entries stored at or after `date` and tells every other instance to do the same.
     func removeEntries(storedSince date: Date) async throws
+    /// Tells every other instance of an invalidation that changes no row here: a tag's
+    /// (``SharedInvalidation/tag(_:)``), whose entries only the layer above knows. The removals
+    /// above broadcast their own.
+    /// - Throws: when the tier could not be reached.
+    func broadcast(_ invalidation: SharedInvalidation) async throws
     /// The bytes and entries the tier holds, or nil when it cannot be reached.
     var sharedUsage: CacheUsage? { get async }
     /// The tier's background work (connections, expiry sweeps, listening for other instances'
@@ -49,6 +54,7 @@ public struct SharedInvalidation: Hashable, Sendable, CustomStringConvertible {
         case key(CacheKey)
         case all
         case storedSince(Date)
+        case tag(String)
     }
 
     private let base: Base
@@ -60,6 +66,10 @@ public struct SharedInvalidation: Hashable, Sendable, CustomStringConvertible {
     public static var all: Self { Self(.all) }
     /// The entries stored at or after `date`.
     public static func storedSince(_ date: Date) -> Self { Self(.storedSince(date)) }
+    /// The entries that the layer above labelled with `tag` (an HTTP cache's tags): this module
+    /// does not know which entries those are, and ``TieredCache/run(onTagInvalidation:)`` hands
+    /// the tag to that layer.
+    public static func tag(_ tag: String) -> Self { Self(.tag(tag)) }
 
     /// The key, for a one-key invalidation.
     public var key: CacheKey? {
@@ -76,11 +86,18 @@ public struct SharedInvalidation: Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// The tag, for a tag's invalidation.
+    public var tag: String? {
+        if case .tag(let tag) = base { return tag }
+        return nil
+    }
+
     public var description: String {
         switch base {
         case .key(let key): "key(\(key))"
         case .all: "all"
         case .storedSince(let date): "storedSince(\(date))"
+        case .tag(let tag): "tag(\(tag))"
         }
     }
 }

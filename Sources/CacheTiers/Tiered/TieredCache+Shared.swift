@@ -78,9 +78,31 @@ extension TieredCache {
         }
     }
 
-    /// Drops this instance's copies of what another instance removed.
-    func apply(_ invalidation: SharedInvalidation) async {
-        if let key = invalidation.key {
+    /// Tells every other instance sharing the tier to drop what it labelled with `tag`: they
+    /// receive it in ``run(onTagInvalidation:)``. Nothing without a shared tier.
+    /// - Throws: ``CacheError`` with code `io` when the shared tier could not be reached, `closed`
+    ///   when the cache is closed.
+    public func broadcastTagInvalidation(_ tag: String) async throws {
+        guard let shared else { return }
+        guard lifecycle.isOpen else { throw CacheError(code: .closed, message: "the cache is closed") }
+        do {
+            try await shared.broadcast(.tag(tag))
+        } catch let error as CacheError {
+            throw error
+        } catch {
+            throw CacheError(
+                code: .io,
+                message: "the shared tier did not take the tag's invalidation",
+                underlying: error
+            )
+        }
+    }
+
+    /// Drops this instance's copies of what another instance removed; a tag goes to `onTag`.
+    func apply(_ invalidation: SharedInvalidation, onTag: (@Sendable (String) async -> Void)?) async {
+        if let tag = invalidation.tag {
+            await onTag?(tag)
+        } else if let key = invalidation.key {
             memory.remove(key)
             for tier in lowerTiers { _ = try? await tier.remove(key) }
         } else if let date = invalidation.storedSince {
@@ -94,13 +116,17 @@ extension TieredCache {
 
     /// ``run()`` with a shared tier: the disk tier's maintenance, the shared tier's own work with
     /// this cache's invalidation handler, and the write-through writers, until cancelled.
-    func runWithShared(_ shared: any SharedCacheTier, writeThrough: WriteThroughQueue) async throws {
+    func runWithShared(
+        _ shared: any SharedCacheTier,
+        writeThrough: WriteThroughQueue,
+        onTag: (@Sendable (String) async -> Void)?
+    ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let disk {
                 group.addTask { try await disk.run() }
             }
             group.addTask {
-                try await shared.run { invalidation in await self.apply(invalidation) }
+                try await shared.run { invalidation in await self.apply(invalidation, onTag: onTag) }
             }
             group.addTask { await writeThrough.drain(into: shared) }
             // The first to finish (cancellation, graceful shutdown, close) ends the others.

@@ -258,12 +258,22 @@ public struct TieredCache: Sendable, Service {
 
     /// Runs the disk tier's maintenance, and the shared tier's work (its connections, the writes
     /// queued for it, and dropping what other instances removed), until cancelled or until
-    /// graceful shutdown.
+    /// graceful shutdown. Tag invalidations from other instances are ignored: see
+    /// ``run(onTagInvalidation:)``.
     public func run() async throws {
+        try await run(onTagInvalidation: nil)
+    }
+
+    /// ``run()``, handing the tag of every tag invalidation that another instance broadcast to
+    /// `onTagInvalidation`.
+    /// - Parameter onTagInvalidation: called with the tag of every tag invalidation another
+    ///   instance broadcast (``broadcastTagInvalidation(_:)``), for the layer that knows which
+    ///   entries carry it; nil ignores them.
+    public func run(onTagInvalidation: (@Sendable (String) async -> Void)?) async throws {
         guard let shared, let writeThrough else {
             try await disk?.run()
             return
         }
-        try await runWithShared(shared, writeThrough: writeThrough)
+        try await runWithShared(shared, writeThrough: writeThrough, onTag: onTagInvalidation)
     }
 }

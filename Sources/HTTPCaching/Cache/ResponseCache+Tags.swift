@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import CacheTiers
+import Logging
 import Synchronization
 
 extension ResponseCache {
@@ -21,9 +22,34 @@ extension ResponseCache {
     /// - Throws: ``HTTPCachingError/Code/invalidArgument`` for an empty tag;
     ///   ``HTTPCachingError/Code/closed`` when the cache is closed; ``HTTPCachingError/Code/storage``
     ///   with a tier's error.
-    /// - Complexity: O(members of the tag), plus a fixed number of reads of the tag's member lists.
+    ///
+    /// With a shared tier (``Configuration/shared``), every other instance drops the responses too:
+    /// each removed URL is broadcast, the member lists are read from the shared tier as well as
+    /// from this instance's, and the tag itself is broadcast so that each instance drops what its
+    /// own lists name (a member list two instances rewrote at once may hold only one's members).
+    /// A broadcast that cannot reach the shared tier is logged, not thrown: this instance's copies
+    /// are gone all the same, as with any removal while the shared tier is down.
+    /// - Complexity: O(members of the tag), plus a fixed number of reads of the tag's member lists
+    ///   (with a shared tier, also from the database: 64 reads).
     @discardableResult
     public func invalidate(tag: String) async throws(HTTPCachingError) -> Int {
+        let removed = try await invalidateHere(tag: tag)
+        guard tiers.shared != nil else { return removed }
+        do {
+            try await tiers.broadcastTagInvalidation(tag)
+        } catch {
+            configuration.logger.warning(
+                "the tag's invalidation did not reach the other instances",
+                metadata: ["tag": "\(tag)", "error": "\(error)"]
+            )
+        }
+        return removed
+    }
+
+    /// Removes the responses that this instance's member lists, and the shared tier's, name for
+    /// `tag`: ``invalidate(tag:)`` without telling the other instances, and what ``run()`` does
+    /// when another instance tells of one.
+    func invalidateHere(tag: String) async throws(HTTPCachingError) -> Int {
         var removed = 0
         for key in try await members(of: tag, forgetting: true) where try await removeRecord(under: CacheKey(key)) {
             removed += 1
@@ -91,9 +117,20 @@ extension ResponseCache {
         }
         for bucket in 0..<TagRegistry.bucketCount {
             let bucketKey = Self.tagBucketKey(tag, bucket)
-            guard let members = await record(for: bucketKey)?.tagMembers else { continue }
-            keys.formUnion(members)
-            if forgetting {
+            var found = false
+            if let members = await record(for: bucketKey)?.tagMembers {
+                keys.formUnion(members)
+                found = true
+            }
+            // The shared tier's copy may name members that another instance added after this
+            // one read the list.
+            if let entry = await tiers.shared?.entry(for: bucketKey),
+                let members = (try? StoredRecord.Box.of(entry))?.tagMembers
+            {
+                keys.formUnion(members)
+                found = true
+            }
+            if forgetting, found {
                 _ = try await HTTPCachingError.storage("forgetting a tag") { try await tiers.remove(bucketKey) }
             }
         }

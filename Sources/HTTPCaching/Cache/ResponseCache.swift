@@ -197,7 +197,19 @@ public struct ResponseCache: Sendable, Service {
 
     /// Runs the disk tier's maintenance and the shared tier's work until cancelled or until
     /// graceful shutdown.
+    ///
+    /// With a shared tier, this is also where a tag invalidated by another instance
+    /// (``invalidate(tag:)``) removes this instance's responses with the tag.
     public func run() async throws {
-        try await tiers.run()
+        try await tiers.run { [self] tag in
+            do {
+                _ = try await invalidateHere(tag: tag)
+            } catch {
+                configuration.logger.warning(
+                    "another instance's tag invalidation failed here",
+                    metadata: ["tag": "\(tag)", "error": "\(error)"]
+                )
+            }
+        }
     }
 }

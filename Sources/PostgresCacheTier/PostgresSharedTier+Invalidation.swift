@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if PostgreSQL
+public import CacheTiers
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// Removals and broadcasts: each deletes what it names and notifies every other instance in one
+/// statement, so that the notification is delivered when the deletion commits.
+extension PostgresSharedTier {
+    /// Deletes `key`'s row and, when `broadcast`, notifies every other instance, in one statement.
+    /// - Throws: `CacheError` when the database cannot be reached in time.
+    public func remove(_ key: CacheKey, broadcast: Bool) async throws {
+        let digest = digest(of: key)
+        let payload =
+            broadcast
+            ? try InvalidationMessage(sender: instanceID, kind: .key(Array(key.string.utf8))).payload(sealer: sealer)
+            : nil
+        try await perform(timeout: configuration.writeTimeout) { [self] in
+            try await delete(digest: digest, notify: payload)
+        }
+        if broadcast { count(\.invalidationsSent, metrics.invalidationsSent) }
+    }
+
+    /// Empties the table and tells every other instance to empty its tiers.
+    public func removeAll() async throws {
+        let payload = try InvalidationMessage(sender: instanceID, kind: .all).payload(sealer: sealer)
+        try await perform(timeout: configuration.writeTimeout) { [self] in try await truncate(notify: payload) }
+        count(\.invalidationsSent, metrics.invalidationsSent)
+    }
+
+    /// Deletes the rows stored at or after `date` and tells every other instance to do the same.
+    public func removeEntries(storedSince date: Date) async throws {
+        let millis = date.millisecondsSince1970
+        let payload = try InvalidationMessage(sender: instanceID, kind: .storedSince(millis)).payload(sealer: sealer)
+        try await perform(timeout: configuration.writeTimeout) { [self] in
+            try await delete(storedSince: millis, notify: payload)
+        }
+        count(\.invalidationsSent, metrics.invalidationsSent)
+    }
+
+    /// Notifies every other instance of `invalidation` without changing a row: a tag's (the
+    /// removals above notify their own).
+    /// - Throws: `CacheError` when the database cannot be reached in time.
+    public func broadcast(_ invalidation: SharedInvalidation) async throws {
+        let kind: InvalidationMessage.Kind
+        if let tag = invalidation.tag {
+            kind = .tag(Array(tag.utf8))
+        } else if let key = invalidation.key {
+            kind = .key(Array(key.string.utf8))
+        } else if let date = invalidation.storedSince {
+            kind = .storedSince(date.millisecondsSince1970)
+        } else {
+            kind = .all
+        }
+        let payload = try InvalidationMessage(sender: instanceID, kind: kind).payload(sealer: sealer)
+        try await perform(timeout: configuration.writeTimeout) { [self] in try await notify(payload) }
+        count(\.invalidationsSent, metrics.invalidationsSent)
+    }
+}
+#endif
