@@ -52,6 +52,29 @@ import Testing
         }
     }
 
+    /// `attachment(for:attaching:)` gives what `entry(for:attaching:)` would attach, for memory
+    /// hits (with or without an attachment), lower-tier hits and misses, counting one lookup each.
+    @Test func theAttachmentAloneIsWhatTheEntryWouldCarry() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try makeCache(directory)
+            func attachment(_ key: CacheKey) async -> Decoded? {
+                await cache.attachment(for: key) { Decoded(String(decoding: $0.value, as: UTF8.self)) } as? Decoded
+            }
+            try await cache.set(entry(Array("disk".utf8)), for: "d")
+            cache.memory.removeAll()
+            let fromDisk = try #require(await attachment("d"))
+            #expect(fromDisk.text == "disk")
+            #expect(await attachment("d") === fromDisk)  // promoted with it
+            try await cache.set(entry(Array("plain".utf8)), for: "m")
+            #expect(await attachment("m")?.text == "plain")  // a memory entry without one
+            #expect(await attachment("missing") == nil)
+            let counts = cache.memory.statistics
+            #expect(counts.hits == 2 && counts.misses == 2)
+            try await cache.close()
+            #expect(await attachment("d") == nil)
+        }
+    }
+
     func read(key: CacheKey, _ cache: TieredCache) async -> CacheEntry? {
         await cache.entry(for: key) { Decoded(String(decoding: $0.value, as: UTF8.self)) }
     }

@@ -248,6 +248,18 @@ public final class MemoryTier: Sendable {
         return lookup
     }
 
+    /// The lookup of ``lookup(_:)``, handing out only the attachment of a hit that has one.
+    /// - Complexity: O(1) on average.
+    func attachedLookup(_ key: CacheKey) -> AttachedMemoryLookup {
+        let lookup = withShard(for: key) { $0.attachedLookup(key) }
+        if case .miss = lookup {
+            missCounter.increment()
+        } else {
+            hitCounter.increment()
+        }
+        return lookup
+    }
+
     /// Stores `entry`, read from a lower tier after the miss that returned `generation`, unless a
     /// set or removal reached the key's shard since: a promotion never overwrites a newer write or
     /// brings back a removed key. A skipped promotion only costs a later lower-tier read.
@@ -351,6 +363,13 @@ public final class MemoryTier: Sendable {
 
 /// What a memory lookup found: the entry, or on a miss the shard's write generation at the time.
 package enum MemoryLookup {
+    case hit(CacheEntry)
+    case miss(generation: UInt64)
+}
+
+/// A memory lookup that hands out a hit's attachment alone when it has one.
+package enum AttachedMemoryLookup {
+    case attached(any CacheAttachment)
     case hit(CacheEntry)
     case miss(generation: UInt64)
 }

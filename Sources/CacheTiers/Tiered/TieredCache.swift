@@ -150,6 +150,29 @@ public struct TieredCache: Sendable, Service {
         }
     }
 
+    /// The attachment of the entry for `key`, as ``entry(for:attaching:)`` would give it, without
+    /// the rest of the entry: a memory hit then copies no bytes' references, which is most of the
+    /// cost of a hit whose caller only needs its decoded form.
+    /// - Complexity: as ``entry(for:attaching:)``.
+    public func attachment(
+        for key: CacheKey,
+        attaching attach: (CacheEntry) -> (any CacheAttachment)?
+    ) async -> (any CacheAttachment)? {
+        guard lifecycle.isOpen else { return nil }
+        switch memory.attachedLookup(key) {
+        case .attached(let attachment):
+            return attachment
+        case .hit(let entry):
+            guard let attachment = attach(entry) else {
+                _ = try? await remove(key)
+                return nil
+            }
+            return attachment
+        case .miss(let generation):
+            return await lowerEntry(for: key, memoryGeneration: generation, attaches: true, attach: attach)?.attachment
+        }
+    }
+
     /// The entry for `key` from the lower tiers after a memory miss that returned `generation`,
     /// attached (when `attaches`) and promoted.
     private func lowerEntry(

@@ -32,8 +32,7 @@ extension ResponseCache {
         of lookup: ResponseLookup,
         now: Date
     ) -> (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool)? {
-        guard let first = lookup.first, let facts = first.facts, lookup.others.isEmpty,
-            rules == CacheRules(mode: rules.mode)
+        guard let first = lookup.first, let facts = first.facts, lookup.others.isEmpty, usesDefaultRules
         else { return nil }
         let request = lookup.request
         guard request.method == .get || request.method == .head, !request.headerFields.contains(.cacheControl),

@@ -44,7 +44,17 @@ extension ResponseCache {
         key: CacheKey?, primary: StoredRecord.Box?, matches: (first: StoredRecord.Box?, others: [StoredRecord.Box])
     ) {
         guard let key = Self.primaryKey(for: request) else { return (nil, nil, (nil, [])) }
-        let primary = await record(for: key)
+        return await find(request, key: key, primary: await record(for: key))
+    }
+
+    /// ``find(_:)`` once the primary record is read.
+    private func find(
+        _ request: HTTPRequest,
+        key: CacheKey,
+        primary: StoredRecord.Box?
+    ) async -> (
+        key: CacheKey?, primary: StoredRecord.Box?, matches: (first: StoredRecord.Box?, others: [StoredRecord.Box])
+    ) {
         // The common case: one plain response under the key, which every request matches.
         if let primary, primary.answersEveryRequest {
             return (key, primary, (primary, []))
@@ -72,7 +82,11 @@ extension ResponseCache {
     /// - Returns: the response, or nil when nothing matches or what was stored no longer decodes.
     /// - Complexity: as ``lookup(_:)``.
     public func cachedResponse(for request: HTTPRequest) async -> CachedResponse? {
-        await find(request).matches.first?.response
+        guard let key = Self.primaryKey(for: request) else { return nil }
+        let primary = await record(for: key)
+        // The common case: one plain response under the key, which every request matches.
+        if let primary, primary.answersEveryRequest { return primary.response }
+        return await find(request, key: key, primary: primary).matches.first?.response
     }
 
     /// Stores `cachedResponse` as the answer to `request`, after the configuration's ``WillCache``
@@ -257,7 +271,8 @@ extension ResponseCache {
     /// or when the bytes do not decode (which is then logged, and the key forgotten).
     @inline(__always)
     func record(for key: CacheKey) async -> StoredRecord.Box? {
-        let entry = await tiers.entry(for: key) { entry in
+        // Only the attachment: a memory hit copies nothing of the entry's bytes.
+        let attachment = await tiers.attachment(for: key) { entry in
             do {
                 return try StoredRecord.Box.of(entry)
             } catch {
@@ -268,7 +283,13 @@ extension ResponseCache {
                 return nil
             }
         }
-        return entry.map(Self.box(of:))
+        guard let attachment else { return nil }
+        // The box is final: comparing types is enough, and much cheaper than a dynamic cast.
+        if type(of: attachment) == StoredRecord.Box.self {
+            return unsafeDowncast(attachment, to: StoredRecord.Box.self)
+        }
+        // An outside caller of the tiers replaced the attachment: decode the bytes again.
+        return await tiers.entry(for: key).map(Self.box(of:))
     }
 
     /// What the lookup's key holds: as the lookup found it, or read now for a lookup that only

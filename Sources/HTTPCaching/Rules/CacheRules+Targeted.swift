@@ -36,5 +36,5 @@ extension CacheRules {
 
 extension HTTPField.Name {
     /// `CDN-Cache-Control` ([RFC 9213 §3](https://www.rfc-editor.org/rfc/rfc9213#section-3)).
-    public static var cdnCacheControl: Self { HTTPField.Name("CDN-Cache-Control")! }
+    public static let cdnCacheControl = HTTPField.Name("CDN-Cache-Control")!
 }

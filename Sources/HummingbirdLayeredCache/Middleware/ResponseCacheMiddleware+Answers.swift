@@ -76,7 +76,7 @@ extension ResponseCacheMiddleware {
         return Substring(text[start..<max(start, end)])
     }
 
-    static var cacheStatusField: HTTPField.Name { HTTPField.Name("Cache-Status")! }
+    static var cacheStatusField: HTTPField.Name { cacheStatusFieldName }
 }
 
 extension Response {
@@ -116,4 +116,6 @@ enum CacheStatusValue: Sendable, Equatable {
         }
     }
 }
+/// The `Cache-Status` field name (RFC 9211), made once.
+private let cacheStatusFieldName = HTTPField.Name("Cache-Status")!
 #endif
