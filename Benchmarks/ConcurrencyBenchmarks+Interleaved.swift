@@ -3,6 +3,7 @@
 #if Tools
 import CacheTestSupport
 import Foundation
+import Synchronization
 
 extension ConcurrencyBenchmarks {
     /// A worker that does no memory access at all: `operations × 20` steps of a random number
@@ -14,6 +15,17 @@ extension ConcurrencyBenchmarks {
         for _ in 0..<operations * 20 { sum &+= generator.next() }
         blackHole(sum)
     }
+
+    /// A worker whose every operation increments one counter that all tasks share: with two or
+    /// more tasks, each increment moves the counter's cache line from the other core. What that
+    /// costs is a property of the machine at that moment (on this virtual machine it changes from
+    /// run to run with where the host places the two vCPUs), and it is what a hit that writes a
+    /// shared line (a lock, a reference count) pays: the arithmetic control cannot see it.
+    static let sharedLineControl: Worker = { _, operations in
+        for _ in 0..<operations { sharedLine.wrappingAdd(1, ordering: .relaxed) }
+    }
+
+    private static let sharedLine = Atomic<UInt64>(0)
 
     /// Runs `worker` as `tasks` child tasks sharing `operations` (at least one each) and returns
     /// their aggregate operations per second.
@@ -44,7 +56,7 @@ extension ConcurrencyBenchmarks {
         entries: Int,
         subjects: [(name: String, worker: Worker)]
     ) async -> [BenchmarkResult] {
-        let subjects = subjects + [("control", control)]
+        let subjects = subjects + [("control", control), ("shared-line control", sharedLineControl)]
         // samples[task count index][subject index]
         var samples = Array(
             repeating: Array(repeating: [Double](), count: subjects.count),
@@ -68,13 +80,20 @@ extension ConcurrencyBenchmarks {
         for (position, tasks) in taskCounts.enumerated() {
             for (index, subject) in subjects.enumerated() {
                 let scaling = medians[position][index] / medians[0][index]
-                let isControl = subject.name == "control"
+                let isControl = subject.name.hasSuffix("control")
+                var note = ""
+                if subject.name == "control" {
+                    note = ", arithmetic only (the cores the run got)"
+                } else if isControl {
+                    // Two tasks run at once on two cores: each write took this long.
+                    let nanoseconds = 1e9 * Double(min(tasks, 2)) / medians[position][index]
+                    note = String(format: ", one shared atomic: %.0f ns a write", nanoseconds)
+                }
                 results.append(
                     BenchmarkResult(
                         workload: "\(workload), \(tasks) task\(tasks == 1 ? "" : "s")",
                         subject: subject.name,
-                        detail: String(format: "%.2fx of 1 task", scaling)
-                            + (isControl ? ", arithmetic only (the cores the run got)" : ""),
+                        detail: String(format: "%.2fx of 1 task", scaling) + note,
                         // The control's "operations" are not gets: only its scaling means anything.
                         opsPerSecond: isControl ? nil : medians[position][index],
                         ratio: isControl ? nil : medians[position][index] / medians[position][0],
