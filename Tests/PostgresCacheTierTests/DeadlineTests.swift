@@ -34,14 +34,17 @@ struct DeadlineTests {
     }
 
     @Test func aCallerCancelledBeforeItStartsDoesNotRunTheWait() async throws {
+        let gate = Gate()
         let call = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await withDeadline(.seconds(3600)) { () async throws -> Int in
-                try await Task.sleep(for: .seconds(3600))
+            return try await withDeadline(.seconds(3600)) { () async -> Int in
+                await gate.wait()
                 return 1
             }
         }
         await #expect(throws: CancellationError.self) { try await call.value }
+        #expect(!gate.wasWaitedOn)  // the body never started
+        gate.open()
     }
 }
 
