@@ -31,59 +31,67 @@ struct DeadlineExceeded: Error {}
 /// The state of one ``withDeadline(_:_:)``: the caller's continuation, resumed once, and the two
 /// tasks racing to resume it.
 private final class DeadlineRace<T: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<T, any Error>?
-        var tasks: [Task<Void, Never>] = []
-        /// Set when the race ended before the continuation arrived (cancelled on entry).
-        var early: Result<T, any Error>?
+    private enum State {
+        /// Before ``start(_:timeout:_:)``.
+        case idle
+        /// The caller was cancelled before the race started: it is not started.
+        case cancelledEarly
+        case running(CheckedContinuation<T, any Error>, tasks: [Task<Void, Never>])
+        case finished
     }
 
-    private let state = Mutex(State())
+    private let state = Mutex(State.idle)
 
     func start(
         _ continuation: CheckedContinuation<T, any Error>,
         timeout: Duration,
         _ body: @escaping @Sendable () async throws -> T
     ) {
-        let early: Result<T, any Error>? = state.withLock {
-            if let early = $0.early { return early }
-            $0.continuation = continuation
-            return nil
+        let cancelledEarly = state.withLock { state in
+            guard case .idle = state else {
+                state = .finished
+                return true
+            }
+            state = .running(continuation, tasks: [])
+            return false
         }
-        if let early {
-            continuation.resume(with: early)
+        guard !cancelledEarly else {
+            continuation.resume(throwing: CancellationError())
             return
         }
-        let work = Task {
-            let result = await Result(catching: body)
-            self.finish(result)
-        }
+        let work = Task { self.finish(await Result(catching: body)) }
         let timer = Task {
-            // A cancelled sleep (the body finished first) ends the timer without a verdict.
+            // A cancelled sleep (the race ended first) ends the timer without a verdict.
             guard (try? await Task.sleep(for: timeout)) != nil else { return }
             self.finish(.failure(DeadlineExceeded()))
         }
-        let finished = state.withLock {
-            $0.tasks = [work, timer]
-            return $0.continuation == nil
+        let alreadyFinished = state.withLock { state in
+            guard case .running(let continuation, _) = state else { return true }
+            state = .running(continuation, tasks: [work, timer])
+            return false
         }
-        if finished {
+        if alreadyFinished {
             work.cancel()
             timer.cancel()
         }
     }
 
     /// Resumes the caller with `result` unless it was resumed already, and cancels both tasks.
+    /// Before the start only a cancellation comes here: the race is then never started.
     func finish(_ result: Result<T, any Error>) {
-        let (continuation, tasks) = state.withLock { state in
-            guard let continuation = state.continuation else {
-                if state.tasks.isEmpty, state.early == nil { state.early = result }
-                return (nil as CheckedContinuation<T, any Error>?, [Task<Void, Never>]())
+        let running: (CheckedContinuation<T, any Error>, [Task<Void, Never>])? = state.withLock { state in
+            switch state {
+            case .idle:
+                state = .cancelledEarly
+                return nil
+            case .running(let continuation, let tasks):
+                state = .finished
+                return (continuation, tasks)
+            case .cancelledEarly, .finished:
+                return nil
             }
-            state.continuation = nil
-            return (continuation, state.tasks)
         }
-        guard let continuation else { return }
+        guard let (continuation, tasks) = running else { return }
         for task in tasks { task.cancel() }
         continuation.resume(with: result)
     }

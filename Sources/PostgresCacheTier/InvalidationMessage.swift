@@ -98,4 +98,19 @@ struct InvalidationMessage: Hashable, Sendable {
         }
     }
 }
+
+extension InvalidationMessage.Kind {
+    /// The kind that publishes `invalidation` (the inverse of ``InvalidationMessage/invalidation``).
+    init(_ invalidation: SharedInvalidation) {
+        if let tag = invalidation.tag {
+            self = .tag(Array(tag.utf8))
+        } else if let key = invalidation.key {
+            self = .key(Array(key.string.utf8))
+        } else if let date = invalidation.storedSince {
+            self = .storedSince(date.millisecondsSince1970)
+        } else {
+            self = .all
+        }
+    }
+}
 #endif

@@ -47,17 +47,7 @@ extension PostgresSharedTier {
     /// removals above notify their own).
     /// - Throws: `CacheError` when the database cannot be reached in time.
     public func broadcast(_ invalidation: SharedInvalidation) async throws {
-        let kind: InvalidationMessage.Kind
-        if let tag = invalidation.tag {
-            kind = .tag(Array(tag.utf8))
-        } else if let key = invalidation.key {
-            kind = .key(Array(key.string.utf8))
-        } else if let date = invalidation.storedSince {
-            kind = .storedSince(date.millisecondsSince1970)
-        } else {
-            kind = .all
-        }
-        let payload = try InvalidationMessage(sender: instanceID, kind: kind).payload(sealer: sealer)
+        let payload = try InvalidationMessage(sender: instanceID, kind: .init(invalidation)).payload(sealer: sealer)
         try await perform(timeout: configuration.writeTimeout) { [self] in try await notify(payload) }
         count(\.invalidationsSent, metrics.invalidationsSent)
     }

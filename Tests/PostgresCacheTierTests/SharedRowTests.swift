@@ -84,6 +84,7 @@ import Testing
         for message in messages {
             let payload = try message.payload(sealer: sealer)
             #expect(InvalidationMessage(payload: payload, sealer: sealer) == message)
+            #expect(InvalidationMessage.Kind(message.invalidation) == message.kind)
             if sealed, case .key = message.kind { #expect(!payload.contains("https")) }
         }
         // Sealed, a tag is as unreadable in the database as a key.

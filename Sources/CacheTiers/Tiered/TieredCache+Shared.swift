@@ -80,22 +80,12 @@ extension TieredCache {
 
     /// Tells every other instance sharing the tier to drop what it labelled with `tag`: they
     /// receive it in ``run(onTagInvalidation:)``. Nothing without a shared tier.
-    /// - Throws: ``CacheError`` with code `io` when the shared tier could not be reached, `closed`
-    ///   when the cache is closed.
+    /// - Throws: ``CacheError/Code/closed`` when the cache is closed; the shared tier's error when
+    ///   it could not be reached.
     public func broadcastTagInvalidation(_ tag: String) async throws {
         guard let shared else { return }
         guard lifecycle.isOpen else { throw CacheError(code: .closed, message: "the cache is closed") }
-        do {
-            try await shared.broadcast(.tag(tag))
-        } catch let error as CacheError {
-            throw error
-        } catch {
-            throw CacheError(
-                code: .io,
-                message: "the shared tier did not take the tag's invalidation",
-                underlying: error
-            )
-        }
+        try await shared.broadcast(.tag(tag))
     }
 
     /// Drops this instance's copies of what another instance removed; a tag goes to `onTag`.

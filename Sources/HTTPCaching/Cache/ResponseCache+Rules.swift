@@ -32,7 +32,8 @@ extension ResponseCache {
         of lookup: ResponseLookup,
         now: Date
     ) -> (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool)? {
-        guard let first = lookup.first, let facts = first.facts, lookup.others.isEmpty, usesDefaultRules
+        guard let first = lookup.first, let facts = first.facts, lookup.others.isEmpty,
+            rules.usesModeDefaults
         else { return nil }
         let request = lookup.request
         guard request.method == .get || request.method == .head, !request.headerFields.contains(.cacheControl),

@@ -44,17 +44,7 @@ extension ResponseCache {
         key: CacheKey?, primary: StoredRecord.Box?, matches: (first: StoredRecord.Box?, others: [StoredRecord.Box])
     ) {
         guard let key = Self.primaryKey(for: request) else { return (nil, nil, (nil, [])) }
-        return await find(request, key: key, primary: await record(for: key))
-    }
-
-    /// ``find(_:)`` once the primary record is read.
-    private func find(
-        _ request: HTTPRequest,
-        key: CacheKey,
-        primary: StoredRecord.Box?
-    ) async -> (
-        key: CacheKey?, primary: StoredRecord.Box?, matches: (first: StoredRecord.Box?, others: [StoredRecord.Box])
-    ) {
+        let primary = await record(for: key)
         // The common case: one plain response under the key, which every request matches.
         if let primary, primary.answersEveryRequest {
             return (key, primary, (primary, []))
@@ -82,11 +72,7 @@ extension ResponseCache {
     /// - Returns: the response, or nil when nothing matches or what was stored no longer decodes.
     /// - Complexity: as ``lookup(_:)``.
     public func cachedResponse(for request: HTTPRequest) async -> CachedResponse? {
-        guard let key = Self.primaryKey(for: request) else { return nil }
-        let primary = await record(for: key)
-        // The common case: one plain response under the key, which every request matches.
-        if let primary, primary.answersEveryRequest { return primary.response }
-        return await find(request, key: key, primary: primary).matches.first?.response
+        await find(request).matches.first?.response
     }
 
     /// Stores `cachedResponse` as the answer to `request`, after the configuration's ``WillCache``

@@ -142,9 +142,6 @@ public struct ResponseCache: Sendable, Service {
     public let rules: CacheRules
     /// Which keys carry which tags (``CachedResponse/tags``), shared by copies of this value.
     let tagRegistry = TagRegistry()
-    /// Whether ``rules`` are the mode's defaults (no targeted fields but `CDN-Cache-Control`),
-    /// which the fresh-hit shortcut relies on; worked out once.
-    let usesDefaultRules: Bool
 
     /// Opens a response cache: a memory tier, a disk tier and a shared tier when the configuration
     /// has them.
@@ -185,7 +182,6 @@ public struct ResponseCache: Sendable, Service {
             mode: configuration.mode,
             targetedCacheControl: configuration.targetedCacheControl
         )
-        self.usesDefaultRules = rules == CacheRules(mode: configuration.mode)
     }
 
     /// The memory tier's byte budget.

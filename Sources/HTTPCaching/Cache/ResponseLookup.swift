@@ -87,7 +87,7 @@ public struct ResponseLookup: Sendable {
     /// facts parsed once; nil without one.
     package func freshnessLifetime(_ rules: CacheRules) -> TimeInterval? {
         guard let first, let facts = first.facts, let response = first.response else { return nil }
-        return rules == CacheRules(mode: rules.mode)
+        return rules.usesModeDefaults
             ? facts.lifetime(rules)
             : rules.freshnessLifetime(
                 of: response.response,

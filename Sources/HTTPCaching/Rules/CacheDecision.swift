@@ -122,7 +122,7 @@ extension CacheRules {
                 mayServeStaleOnError: false
             )
         }
-        let facts = self == CacheRules(mode: mode) ? facts : nil
+        let facts = usesModeDefaults ? facts : nil
         let directives = facts?.directives(self) ?? responseDirectives(candidate.response.headerFields)
         let age = facts?.currentAge(now: now) ?? Self.currentAge(of: candidate, now: now)
         let lifetime =

@@ -38,6 +38,16 @@ public struct CacheRules: Hashable, Sendable {
         self.targetedCacheControl = targetedCacheControl
     }
 
+    /// Whether these are the rules `CacheRules(mode: mode)` makes: the rules that the facts parsed
+    /// once per stored response (``FreshnessFacts``) hold for. Compared with a rule set made once
+    /// per mode, so that asking allocates nothing.
+    var usesModeDefaults: Bool {
+        self == (mode.isShared ? Self.sharedDefaults : Self.privateDefaults)
+    }
+
+    static let privateDefaults = CacheRules(mode: .private)
+    static let sharedDefaults = CacheRules(mode: .shared)
+
     /// The status codes that are heuristically cacheable (RFC 9110 §15.1). 206 is left out: this
     /// cache does not store partial content.
     public static let heuristicallyCacheableStatuses: Set<Int> = [

@@ -28,12 +28,12 @@ final class FreshnessFacts: Sendable {
         let directives = directives ?? CacheControl(stored.response.headerFields)
         self.directives = directives
         correctedInitialAge = CacheRules.correctedInitialAge(of: stored)
-        privateLifetime = CacheRules(mode: .private).freshnessLifetime(
+        privateLifetime = CacheRules.privateDefaults.freshnessLifetime(
             of: stored.response,
             directives: directives,
             responseTime: stored.responseTime
         )
-        let shared = CacheRules(mode: .shared)
+        let shared = CacheRules.sharedDefaults
         if let targeted = shared.targetedDirectives(stored.response.headerFields) {
             sharedDirectives = targeted
             sharedLifetime = shared.freshnessLifetime(
