@@ -75,6 +75,58 @@ import Testing
         }
     }
 
+    /// A probe by the key's bytes finds an attached memory entry without making a key, hands
+    /// back the key (equal to one made from the string) and the memory answer otherwise, and the
+    /// memory tier counts one lookup per probe of UTF-8 bytes.
+    @Test func aProbeByBytesFindsWhatTheKeyFinds() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try makeCache(directory)
+            func probe(_ key: String) -> TieredCache.MemoryProbe {
+                var key = key
+                return key.withUTF8 { cache.probeMemory(utf8: UnsafeRawBufferPointer($0)) }
+            }
+            func attach(_ entry: CacheEntry) -> (any CacheAttachment)? {
+                Decoded(String(decoding: entry.value, as: UTF8.self))
+            }
+            let longKey = "GET https://example.com/a/fairly/long/path?with=a&query=string"
+            try await cache.set(entry(Array("long".utf8)), for: CacheKey(longKey))
+            cache.memory.removeAll()
+            // A miss: the key comes back, and the read finishes from disk with that answer.
+            guard case .notAttached(let key, let lookup) = probe(longKey) else {
+                Issue.record("a cold memory tier has nothing attached")
+                return
+            }
+            #expect(key == CacheKey(longKey) && key.digest == CacheKey(longKey).digest)
+            let fromDisk = await cache.attachment(for: key, after: lookup, attaching: attach) as? Decoded
+            #expect(fromDisk?.text == "long")
+            // Promoted with its attachment: the next probe finds it by bytes alone.
+            guard case .attached(let attached) = probe(longKey) else {
+                Issue.record("the promoted entry is attached")
+                return
+            }
+            #expect((attached as? Decoded) === fromDisk)
+            // A key of the same digest but other bytes is a miss; so is an unknown short key.
+            let other = longKey.replacingOccurrences(of: "query", with: "QUERY")
+            if case .attached = probe(other) { Issue.record("other bytes must not hit") }
+            if case .attached = probe("k") { Issue.record("an unknown key must not hit") }
+            // Bytes that are not UTF-8 make their repaired string's key.
+            let invalid: [UInt8] = [0x47, 0xFF, 0x48]
+            if case .notAttached(let repaired, _) = invalid.withUnsafeBytes({ cache.probeMemory(utf8: $0) }) {
+                #expect(repaired == CacheKey(String(decoding: invalid, as: UTF8.self)))
+            } else {
+                Issue.record("invalid bytes are never attached")
+            }
+            // One lookup a probe, but two for the bytes that are not UTF-8 (theirs and the key's).
+            let counts = cache.memory.statistics
+            #expect(counts.hits == 1 && counts.misses == 5)
+            try await cache.close()
+            guard case .closed = probe(longKey) else {
+                Issue.record("a closed cache finds nothing")
+                return
+            }
+        }
+    }
+
     func read(key: CacheKey, _ cache: TieredCache) async -> CacheEntry? {
         await cache.entry(for: key) { Decoded(String(decoding: $0.value, as: UTF8.self)) }
     }

@@ -135,9 +135,29 @@ import Testing
         ("GET", "http", "h.example:", "/x", "GET http://h.example/x"),
         ("GET", "https", "[::1]:443", "/é?ü=1", "GET https://[::1]/é?ü=1"),
         ("GET", "https", "h.example", "#only", "GET https://h.example/"),
+        ("GET", "HTTPS", "API.Long-Host.EXAMPLE.org:443", "/P", "GET https://api.long-host.example.org/P"),
+        ("GET", "http", "ÀB.example@[]^_`{Z", "/", "GET http://Àb.example@[]^_`{z/"),
     ])
     func urlKeyNormalization(method: String, scheme: String, authority: String, path: String, expected: String) {
         #expect(URLKey.make(method: method, scheme: scheme, authority: authority, path: path) == expected)
+        // The bytes a lookup uses are the key's.
+        let bytes = URLKey.withUTF8(method: method, scheme: scheme, authority: authority, path: path) { Array($0) }
+        #expect(bytes == Array(expected.utf8))
+    }
+
+    /// The eight-bytes-at-once lowercasing agrees with the byte-at-a-time rule for every byte
+    /// value in every position.
+    @Test func wordLowercasingMatchesTheByteRule() {
+        for value in 0...255 {
+            for position in 0..<8 {
+                var bytes: [UInt8] = [0x41, 0x5A, 0x40, 0x5B, 0x61, 0xC1, 0x7A, 0x20]
+                bytes[position] = UInt8(value)
+                let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                let lowered = withUnsafeBytes(of: URLKey.lowercased(word)) { Array($0) }
+                let expected = bytes.map { $0 &- UInt8(ascii: "A") < 26 ? $0 | 0x20 : $0 }
+                #expect(lowered == expected, "byte \(value) at \(position)")
+            }
+        }
     }
 
     /// RFC 9111 §4.1: whitespace and line splitting do not make a different variant; `Vary: *`

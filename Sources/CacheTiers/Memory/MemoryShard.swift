@@ -5,6 +5,11 @@ package import FoundationEssentials
 #else
 package import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One stripe of the memory tier, bounded by total cost in bytes and by entry count, evicting by
 /// its ``MemoryTier/EvictionPolicy``: an exact LRU, or S3-FIFO.
@@ -149,13 +154,19 @@ package struct MemoryShard {
     /// attachment), which was half the cost of a hit.
     @inline(__always)
     private mutating func hit(_ key: CacheKey) -> Int? {
-        guard let found = index[key.digest] else {
+        hit(digest: key.digest) { $0 == key.string }
+    }
+
+    /// ``hit(_:)`` for the key whose digest is `digest` and whose string `isKey` accepts.
+    @inline(__always)
+    private mutating func hit(digest: UInt64, isKey: (String) -> Bool) -> Int? {
+        guard let found = index[digest] else {
             misses += 1
             return nil
         }
         let slot = Int(found)
         let (matches, frequency) = nodes.withUnsafeBufferPointer { nodes in
-            (nodes[slot].key?.string == key.string, nodes[slot].frequency)
+            (nodes[slot].key.map { isKey($0.string) } ?? false, nodes[slot].frequency)
         }
         guard matches else {
             misses += 1
@@ -184,7 +195,30 @@ package struct MemoryShard {
     /// entry's bytes are then not copied (no reference counts touched but the attachment's).
     /// - Complexity: O(1) on average.
     package mutating func attachedLookup(_ key: CacheKey) -> AttachedMemoryLookup {
-        guard let slot = hit(key) else { return .miss(generation: writeGeneration) }
+        attachedLookup(at: hit(key))
+    }
+
+    /// ``attachedLookup(_:)`` of the key whose UTF-8 bytes are `keyBytes` and whose digest is
+    /// `digest`, compared byte for byte with the stored key: no `String` is made.
+    /// - Complexity: O(1) on average, plus the key's length.
+    package mutating func attachedLookup(utf8 keyBytes: UnsafeRawBufferPointer, digest: UInt64) -> AttachedMemoryLookup
+    {
+        attachedLookup(at: hit(digest: digest) { Self.utf8(of: $0, equals: keyBytes) })
+    }
+
+    /// Whether `string`'s UTF-8 bytes are `bytes`.
+    @inline(__always)
+    static func utf8(of string: String, equals bytes: UnsafeRawBufferPointer) -> Bool {
+        let equal = string.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.count == bytes.count
+                && (bytes.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+        }
+        return equal ?? string.utf8.elementsEqual(bytes)
+    }
+
+    @inline(__always)
+    private func attachedLookup(at slot: Int?) -> AttachedMemoryLookup {
+        guard let slot else { return .miss(generation: writeGeneration) }
         return nodes.withUnsafeBufferPointer { nodes in
             if let attachment = nodes[slot].entry?.attachment { return .attached(attachment) }
             return .hit(nodes[slot].entry!)

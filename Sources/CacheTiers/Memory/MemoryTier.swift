@@ -217,7 +217,13 @@ public final class MemoryTier: Sendable {
     /// Runs `body` on the shard of `key`, with its lock held.
     @inline(__always)
     private func withShard<Result: Sendable>(for key: CacheKey, _ body: (inout MemoryShard) -> Result) -> Result {
-        shards.withLock(Int(truncatingIfNeeded: key.digest >> shardShift), body)
+        withShard(digest: key.digest, body)
+    }
+
+    /// Runs `body` on the shard of the key whose digest is `digest`, with its lock held.
+    @inline(__always)
+    private func withShard<Result: Sendable>(digest: UInt64, _ body: (inout MemoryShard) -> Result) -> Result {
+        shards.withLock(Int(truncatingIfNeeded: digest >> shardShift), body)
     }
 
     /// The entry stored for `key`, which becomes the most recently used in its shard (LRU) or is
@@ -251,7 +257,19 @@ public final class MemoryTier: Sendable {
     /// The lookup of ``lookup(_:)``, handing out only the attachment of a hit that has one.
     /// - Complexity: O(1) on average.
     func attachedLookup(_ key: CacheKey) -> AttachedMemoryLookup {
-        let lookup = withShard(for: key) { $0.attachedLookup(key) }
+        counted(withShard(for: key) { $0.attachedLookup(key) })
+    }
+
+    /// ``attachedLookup(_:)`` of the key whose UTF-8 bytes are `keyBytes` and whose digest
+    /// (``KeyDigest``) is `digest`, without a `String` of it.
+    /// - Complexity: O(1) on average, plus the key's length.
+    func attachedLookup(utf8 keyBytes: UnsafeRawBufferPointer, digest: UInt64) -> AttachedMemoryLookup {
+        counted(withShard(digest: digest) { $0.attachedLookup(utf8: keyBytes, digest: digest) })
+    }
+
+    /// `lookup`, counted as a hit or a miss.
+    @inline(__always)
+    private func counted(_ lookup: AttachedMemoryLookup) -> AttachedMemoryLookup {
         if case .miss = lookup {
             missCounter.increment()
         } else {
@@ -368,7 +386,7 @@ package enum MemoryLookup {
 }
 
 /// A memory lookup that hands out a hit's attachment alone when it has one.
-package enum AttachedMemoryLookup {
+package enum AttachedMemoryLookup: Sendable {
     case attached(any CacheAttachment)
     case hit(CacheEntry)
     case miss(generation: UInt64)

@@ -159,7 +159,49 @@ public struct TieredCache: Sendable, Service {
         attaching attach: (CacheEntry) -> (any CacheAttachment)?
     ) async -> (any CacheAttachment)? {
         guard lifecycle.isOpen else { return nil }
-        switch memory.attachedLookup(key) {
+        return await attachment(for: key, after: memory.attachedLookup(key), attaching: attach)
+    }
+
+    /// What ``probeMemory(utf8:)`` found.
+    package enum MemoryProbe: Sendable {
+        /// The cache is closed: nothing is found.
+        case closed
+        /// The memory tier holds the key's entry with this attachment.
+        case attached(any CacheAttachment)
+        /// Anything else: the key, now made, and the memory tier's answer, to finish the read
+        /// with ``attachment(for:after:attaching:)``.
+        case notAttached(CacheKey, AttachedMemoryLookup)
+    }
+
+    /// Looks a key up in the memory tier by its UTF-8 bytes, synchronously: a hit with an
+    /// attachment makes no `CacheKey` (no `String`, no allocation), which is what a caller that
+    /// builds its keys in a stack buffer saves on every hit. Anything else makes the key and hands
+    /// it back with the memory tier's answer; the memory tier counts one lookup either way.
+    /// - Parameter keyBytes: the key's UTF-8 bytes. Bytes that are not UTF-8 make the key of
+    ///   their repaired string, as `String(decoding:as:)` does, and cost a second lookup.
+    package func probeMemory(utf8 keyBytes: UnsafeRawBufferPointer) -> MemoryProbe {
+        guard lifecycle.isOpen else { return .closed }
+        let digest = KeyDigest.digest(of: keyBytes)
+        let lookup = memory.attachedLookup(utf8: keyBytes, digest: digest)
+        if case .attached(let attachment) = lookup { return .attached(attachment) }
+        let string = String(decoding: keyBytes, as: UTF8.self)
+        guard MemoryShard.utf8(of: string, equals: keyBytes) else {
+            // Repaired: not the bytes looked up, so the answer is not the key's.
+            let key = CacheKey(string)
+            return .notAttached(key, memory.attachedLookup(key))
+        }
+        return .notAttached(CacheKey(string: string, digest: digest), lookup)
+    }
+
+    /// The attachment of the entry for `key` once the memory tier answered `lookup` (from
+    /// ``probeMemory(utf8:)``): as ``attachment(for:attaching:)``, reading the lower tiers on a
+    /// miss.
+    package func attachment(
+        for key: CacheKey,
+        after lookup: AttachedMemoryLookup,
+        attaching attach: (CacheEntry) -> (any CacheAttachment)?
+    ) async -> (any CacheAttachment)? {
+        switch lookup {
         case .attached(let attachment):
             return attachment
         case .hit(let entry):

@@ -44,7 +44,17 @@ extension ResponseCache {
         key: CacheKey?, primary: StoredRecord.Box?, matches: (first: StoredRecord.Box?, others: [StoredRecord.Box])
     ) {
         guard let key = Self.primaryKey(for: request) else { return (nil, nil, (nil, [])) }
-        let primary = await record(for: key)
+        return await find(request, key: key, primary: await record(for: key))
+    }
+
+    /// ``find(_:)`` once the record under the request's key is read.
+    private func find(
+        _ request: HTTPRequest,
+        key: CacheKey,
+        primary: StoredRecord.Box?
+    ) async -> (
+        key: CacheKey?, primary: StoredRecord.Box?, matches: (first: StoredRecord.Box?, others: [StoredRecord.Box])
+    ) {
         // The common case: one plain response under the key, which every request matches.
         if let primary, primary.answersEveryRequest {
             return (key, primary, (primary, []))
@@ -72,7 +82,31 @@ extension ResponseCache {
     /// - Returns: the response, or nil when nothing matches or what was stored no longer decodes.
     /// - Complexity: as ``lookup(_:)``.
     public func cachedResponse(for request: HTTPRequest) async -> CachedResponse? {
-        await find(request).matches.first?.response
+        guard let scheme = request.scheme, let authority = request.authority else { return nil }
+        // The key's bytes are built on the stack and looked up in memory as they are: a memory
+        // hit makes no key string (only the lookup needs one, to store through).
+        let probe = URLKey.withUTF8(
+            method: request.method.rawValue,
+            scheme: scheme,
+            authority: authority,
+            path: request.path ?? "/"
+        ) { tiers.probeMemory(utf8: $0) }
+        let key: CacheKey
+        let primary: StoredRecord.Box?
+        switch probe {
+        case .closed:
+            return nil
+        case .attached(let attachment):
+            guard let box = Self.record(attachedAs: attachment) else {
+                return await find(request).matches.first?.response
+            }
+            if box.answersEveryRequest { return box.response }
+            guard let primaryKey = Self.primaryKey(for: request) else { return nil }
+            (key, primary) = (primaryKey, box)
+        case .notAttached(let probedKey, let lookup):
+            (key, primary) = (probedKey, await record(for: probedKey, after: lookup))
+        }
+        return await find(request, key: key, primary: primary).matches.first?.response
     }
 
     /// Stores `cachedResponse` as the answer to `request`, after the configuration's ``WillCache``
@@ -257,8 +291,13 @@ extension ResponseCache {
     /// or when the bytes do not decode (which is then logged, and the key forgotten).
     @inline(__always)
     func record(for key: CacheKey) async -> StoredRecord.Box? {
+        await record(for: key, after: nil)
+    }
+
+    /// ``record(for:)`` once the memory tier answered `memoryLookup` (nil: not asked yet).
+    private func record(for key: CacheKey, after memoryLookup: AttachedMemoryLookup?) async -> StoredRecord.Box? {
         // Only the attachment: a memory hit copies nothing of the entry's bytes.
-        let attachment = await tiers.attachment(for: key) { entry in
+        let attach = { (entry: CacheEntry) -> (any CacheAttachment)? in
             do {
                 return try StoredRecord.Box.of(entry)
             } catch {
@@ -269,13 +308,25 @@ extension ResponseCache {
                 return nil
             }
         }
+        let attachment =
+            if let memoryLookup {
+                await tiers.attachment(for: key, after: memoryLookup, attaching: attach)
+            } else {
+                await tiers.attachment(for: key, attaching: attach)
+            }
         guard let attachment else { return nil }
-        // The box is final: comparing types is enough, and much cheaper than a dynamic cast.
-        if type(of: attachment) == StoredRecord.Box.self {
-            return unsafeDowncast(attachment, to: StoredRecord.Box.self)
-        }
+        if let box = Self.record(attachedAs: attachment) { return box }
         // An outside caller of the tiers replaced the attachment: decode the bytes again.
         return await tiers.entry(for: key).map(Self.box(of:))
+    }
+
+    /// `attachment` as the record this cache attached, or nil when an outside caller of the tiers
+    /// replaced it.
+    @inline(__always)
+    private static func record(attachedAs attachment: any CacheAttachment) -> StoredRecord.Box? {
+        // The box is final: comparing types is enough, and much cheaper than a dynamic cast.
+        guard type(of: attachment) == StoredRecord.Box.self else { return nil }
+        return unsafeDowncast(attachment, to: StoredRecord.Box.self)
     }
 
     /// What the lookup's key holds: as the lookup found it, or read now for a lookup that only

@@ -12,37 +12,72 @@ import Darwin
 /// fragment dropped, and path and query kept byte for byte (RFC 9111 §4.1, RFC 9110 §4.2.3).
 enum URLKey {
     static func make(method: String, scheme: String, authority: String, path: String) -> String {
-        let capacity = method.utf8.count + 1 + scheme.utf8.count + 3 + authority.utf8.count + path.utf8.count + 1
-        return String(unsafeUninitializedCapacity: capacity) { buffer in
-            var writer = Writer(buffer: buffer)
-            writer.append(method, lowercase: false)
-            writer.append(UInt8(ascii: " "))
-            let schemeStart = writer.count
-            writer.append(scheme, lowercase: true)
-            let schemeLength = writer.count - schemeStart
-            let defaultPort: [UInt8]? =
-                schemeLength == 4 && matches(buffer, at: schemeStart, "http")
-                ? httpPort
-                : schemeLength == 5 && matches(buffer, at: schemeStart, "https") ? httpsPort : nil
-            writer.append(UInt8(ascii: ":"))
-            writer.append(UInt8(ascii: "/"))
-            writer.append(UInt8(ascii: "/"))
-            let authorityStart = writer.count
-            writer.append(authority, lowercase: true)
-            // Drop an explicit default port ("example.com:443" for https), and a bare ":".
-            if let defaultPort {
-                let portLength = defaultPort.count
-                let end = writer.count
-                if end - authorityStart > portLength, matches(buffer, at: end - portLength, defaultPort) {
-                    writer.count -= portLength
-                }
-            }
-            if writer.count > authorityStart, buffer[writer.count - 1] == UInt8(ascii: ":") { writer.count -= 1 }
-            let pathStart = writer.count
-            writer.append(path, lowercase: false, stopAt: UInt8(ascii: "#"))
-            if writer.count == pathStart { writer.append(UInt8(ascii: "/")) }
-            return writer.count
+        String(unsafeUninitializedCapacity: capacity(method: method, scheme: scheme, authority: authority, path: path))
+        {
+            write(method: method, scheme: scheme, authority: authority, path: path, into: $0)
         }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of the key ``make(method:scheme:authority:path:)``
+    /// makes, written into a temporary buffer (on the stack unless the URL is very long): a
+    /// lookup that finds its key in memory then allocates nothing for it.
+    static func withUTF8<Result>(
+        method: String,
+        scheme: String,
+        authority: String,
+        path: String,
+        _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) rethrows -> Result {
+        let capacity = capacity(method: method, scheme: scheme, authority: authority, path: path)
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+            let count = write(method: method, scheme: scheme, authority: authority, path: path, into: buffer)
+            return try body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<count])))
+        }
+    }
+
+    /// The most bytes the key takes.
+    private static func capacity(method: String, scheme: String, authority: String, path: String) -> Int {
+        method.utf8.count + 1 + scheme.utf8.count + 3 + authority.utf8.count + path.utf8.count + 1
+    }
+
+    /// Writes the key into `buffer`, which holds ``capacity(method:scheme:authority:path:)``
+    /// bytes.
+    /// - Returns: the key's length.
+    private static func write(
+        method: String,
+        scheme: String,
+        authority: String,
+        path: String,
+        into buffer: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int {
+        var writer = Writer(buffer: buffer)
+        writer.append(method, lowercase: false)
+        writer.append(UInt8(ascii: " "))
+        let schemeStart = writer.count
+        writer.append(scheme, lowercase: true)
+        let schemeLength = writer.count - schemeStart
+        let defaultPort: [UInt8]? =
+            schemeLength == 4 && matches(buffer, at: schemeStart, "http")
+            ? httpPort
+            : schemeLength == 5 && matches(buffer, at: schemeStart, "https") ? httpsPort : nil
+        writer.append(UInt8(ascii: ":"))
+        writer.append(UInt8(ascii: "/"))
+        writer.append(UInt8(ascii: "/"))
+        let authorityStart = writer.count
+        writer.append(authority, lowercase: true)
+        // Drop an explicit default port ("example.com:443" for https), and a bare ":".
+        if let defaultPort {
+            let portLength = defaultPort.count
+            let end = writer.count
+            if end - authorityStart > portLength, matches(buffer, at: end - portLength, defaultPort) {
+                writer.count -= portLength
+            }
+        }
+        if writer.count > authorityStart, buffer[writer.count - 1] == UInt8(ascii: ":") { writer.count -= 1 }
+        let pathStart = writer.count
+        writer.append(path, lowercase: false, stopAt: UInt8(ascii: "#"))
+        if writer.count == pathStart { writer.append(UInt8(ascii: "/")) }
+        return writer.count
     }
 
     private static let httpPort = Array(":80".utf8)
@@ -67,6 +102,20 @@ enum URLKey {
             index += 1
         }
         return true
+    }
+
+    /// `word` with every byte that is an ASCII capital lowercased, all eight at once.
+    @inline(__always)
+    static func lowercased(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = ones &* 0x80
+        let low7 = word & ~high
+        // A byte's top bit: set in `atLeastA` when its low 7 bits are >= "A", in `aboveZ` when
+        // they are > "Z"; no carry crosses a byte, as each low7 byte is below 0x80.
+        let atLeastA = low7 &+ ones &* UInt64(0x80 - 0x41)
+        let aboveZ = low7 &+ ones &* UInt64(0x80 - 0x5B)
+        let capitals = atLeastA & ~aboveZ & ~word & high
+        return word | (capitals >> 2)
     }
 
     private struct Writer {
@@ -100,9 +149,19 @@ enum URLKey {
             }
             precondition(count + length <= buffer.count)
             if lowercase {
-                for index in 0..<length {
+                // Eight bytes at a time: in each byte of a word, set 0x20 where the byte is an
+                // ASCII capital (bytes of 0x80 and above are left alone).
+                var index = 0
+                while index + 8 <= length {
+                    let word = UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self)
+                    UnsafeMutableRawPointer(destination + count + index)
+                        .storeBytes(of: URLKey.lowercased(word), as: UInt64.self)
+                    index += 8
+                }
+                while index < length {
                     let byte = source[index]
                     destination[count + index] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+                    index += 1
                 }
             } else {
                 (destination + count).update(from: source, count: length)
