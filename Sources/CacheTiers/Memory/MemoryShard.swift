@@ -25,7 +25,7 @@ import Darwin
 package struct MemoryShard {
     // The fields a hit touches come first, so that they share a cache line with the lock that
     // ``MemoryTier`` puts in front of the shard.
-    var index: [UInt64: Int32] = [:]
+    var index = DigestTable()
     var nodes: [Node] = []
     /// LRU: the recency list, most recently used at the head. S3-FIFO: the main queue.
     var main = Queue()
@@ -217,7 +217,7 @@ package struct MemoryShard {
     }
 
     @inline(__always)
-    private func attachedLookup(at slot: Int?) -> AttachedMemoryLookup {
+    private mutating func attachedLookup(at slot: Int?) -> AttachedMemoryLookup {
         guard let slot else { return .miss(generation: writeGeneration) }
         return nodes.withUnsafeBufferPointer { nodes in
             if let attachment = nodes[slot].entry?.attachment { return .attached(attachment) }
@@ -310,7 +310,7 @@ package struct MemoryShard {
     /// - Complexity: O(n).
     package mutating func removeAll() {
         writeGeneration &+= 1
-        index = [:]
+        index.removeAll()
         nodes = []
         main = Queue()
         small = Queue()
