@@ -16,8 +16,8 @@ import Hummingbird
 import HummingbirdLayeredCache
 import PostgresCacheTier
 
-// README.md:108
-func README_line108() async throws {
+// README.md:109
+func README_line109() async throws {
 
     // A memory tier over a crash-safe, compressed disk tier.
     let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp", capacityBytes: 1 << 30))
@@ -39,8 +39,8 @@ func README_line108() async throws {
     _ = json
 }
 
-// README.md:130
-func README_line130() async throws {
+// README.md:131
+func README_line131() async throws {
 
     let responses = try ResponseCache(
         configuration: .init(
@@ -78,8 +78,8 @@ func README_line130() async throws {
     _ = received
 }
 
-// README.md:164
-func README_line164() async throws {
+// README.md:165
+func README_line165() async throws {
 
     let client = CachingHTTPClient(transport: HTTPClientTransport(), cache: responses)
     let result = await client.fetch(request, policy: .cacheFirst, freshness: .interactive)
@@ -89,8 +89,8 @@ func README_line164() async throws {
     _ = result
 }
 
-// README.md:177
-func README_line177() async throws {
+// README.md:178
+func README_line178() async throws {
     struct SessionDelegate: CachingHTTPClientDelegate {
         let vault: Vault  // an actor
         func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
@@ -110,8 +110,8 @@ func README_line177() async throws {
     _ = app
 }
 
-// README.md:199
-func README_line199() async throws {
+// README.md:200
+func README_line200() async throws {
 
     let router = Router()
     router.add(middleware: try ResponseCacheMiddleware(configuration: .init(cacheStatusName: "myapp")))
@@ -120,8 +120,8 @@ func README_line199() async throws {
     _ = router
 }
 
-// README.md:239
-func README_line239() async throws {
+// README.md:240
+func README_line240() async throws {
 
     // The same on every instance: its own memory and disk, one shared table.
     let shared = try PostgresSharedTier(configuration: .init(url: "postgres://cache@db.internal/app"))

@@ -28,6 +28,11 @@ package final class RecordCipher: Sendable {
         package let id: UInt64
         let records: SymmetricKey
         let keyCheck: SymmetricKey
+        #if OpenSSL && canImport(COpenSSLCrypto)
+        /// Opens records sealed with ``records`` through contexts keyed once (Linux); nil when
+        /// libcrypto cannot, and then swift-crypto opens them.
+        let opener: GCMOpener?
+        #endif
 
         init(_ key: EncryptionKey) {
             let material = SymmetricKey(data: key.bytes)
@@ -44,6 +49,9 @@ package final class RecordCipher: Sendable {
                 info: Array("key check v1".utf8),
                 outputByteCount: 32
             )
+            #if OpenSSL && canImport(COpenSSLCrypto)
+            opener = records.withUnsafeBytes { GCMOpener(key: Array($0)) }
+            #endif
         }
 
         /// The id a record header carries.

@@ -71,6 +71,18 @@ extension RecordFormat {
     package static func unseal(_ record: UnsafeRawBufferPointer, header: RecordHeader, cipher: RecordCipher) -> [UInt8]?
     {
         guard header.flags.contains(.encrypted), let key = cipher.key(recordID: header.keyID) else { return nil }
+        var plainHeader = header
+        plainHeader.flags.remove(.encrypted)
+        plainHeader.keyID = 0
+        #if OpenSSL && canImport(COpenSSLCrypto)
+        if let opener = key.opener, record.count <= GCMOpener.preferredRecordLimit {
+            switch unseal(record, plainHeader: plainHeader, opener: opener) {
+            case .opened(let plain): return plain
+            case .refused: return nil
+            case .unavailable: break  // nothing was tried: swift-crypto opens it below
+            }
+        }
+        #endif
         let opened = withUnsafeTemporaryAllocation(byteCount: nonceOffset, alignment: 8) { associated in
             associated.copyMemory(from: UnsafeRawBufferPointer(rebasing: record[..<nonceOffset]))
             associated.storeBytes(of: 0, toByteOffset: checksumOffset, as: UInt32.self)
@@ -82,9 +94,6 @@ extension RecordFormat {
             )
         }
         guard let payload = opened else { return nil }
-        var plainHeader = header
-        plainHeader.flags.remove(.encrypted)
-        plainHeader.keyID = 0
         let length = headerSize + payload.count
         return [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
             let plain = UnsafeMutableRawBufferPointer(buffer)
@@ -93,6 +102,50 @@ extension RecordFormat {
             initialized = length
         }
     }
+
+    #if OpenSSL && canImport(COpenSSLCrypto)
+    private enum Unsealed {
+        case opened([UInt8])
+        case refused
+        case unavailable
+    }
+
+    /// ``unseal(_:header:cipher:)`` through `opener`: the plaintext is decrypted straight into
+    /// the plain record, after its header. (Opening in place, into the bytes read, measured no
+    /// faster: the allocation is not where the time goes.)
+    private static func unseal(
+        _ record: UnsafeRawBufferPointer,
+        plainHeader: RecordHeader,
+        opener: GCMOpener
+    ) -> Unsealed {
+        let ciphertextCount = record.count - ciphertextOffset - tagCount
+        guard ciphertextCount >= 0 else { return .refused }
+        let tagOffset = ciphertextOffset + ciphertextCount
+        let length = headerSize + ciphertextCount
+        var authentic: Bool?
+        let plain = [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
+            let plain = UnsafeMutableRawBufferPointer(buffer)
+            authentic = withUnsafeTemporaryAllocation(byteCount: nonceOffset, alignment: 8) { associated in
+                associated.copyMemory(from: UnsafeRawBufferPointer(rebasing: record[..<nonceOffset]))
+                associated.storeBytes(of: 0, toByteOffset: checksumOffset, as: UInt32.self)
+                return opener.open(
+                    nonce: UnsafeRawBufferPointer(rebasing: record[nonceOffset..<ciphertextOffset]),
+                    authenticated: UnsafeRawBufferPointer(associated),
+                    ciphertext: UnsafeRawBufferPointer(rebasing: record[ciphertextOffset..<tagOffset]),
+                    tag: UnsafeRawBufferPointer(rebasing: record[tagOffset...]),
+                    into: UnsafeMutableRawBufferPointer(rebasing: plain[headerSize...])
+                )
+            }
+            write(plainHeader, into: plain)
+            initialized = length
+        }
+        switch authentic {
+        case true?: return .opened(plain)
+        case false?: return .refused
+        case nil: return .unavailable
+        }
+    }
+    #endif
 
     /// The digest the index keys a put record by: the keyed digest a sealed record carries, or the
     /// hash of a plain record's key.
