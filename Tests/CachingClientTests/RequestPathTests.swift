@@ -51,6 +51,40 @@ import Testing
         await origin.stop()
     }
 
+    /// A fresh memory hit's result reads the stored response in place: every field is the stored
+    /// one, `Age` is current, and setting one field leaves the others as they were stored.
+    @Test func aFreshHitReadsTheStoredResponseAndTakesChanges() async throws {
+        let f = try await Fixture.make()
+        let stamp = WillCache.stampStoredDate(key: "stored", now: { f.clock.date })
+        f.origin.enqueue(.ok("cached", headers: [("Cache-Control", "max-age=60"), ("X-Kind", "a")]), for: "/a")
+        let first = await f.client.fetch(f.request("/a"), willCache: stamp)
+        #expect(first.source == .network)
+        f.advance(5)
+        var hit = await f.client.fetch(f.request("/a"))
+        #expect(hit.source == .cache)
+        #expect(hit.text == "cached")
+        #expect(hit.response?.headerFields[.age] == "5")
+        #expect(hit.response?.headerFields[HTTPField.Name("X-Kind")!] == "a")
+        #expect(hit.fetchedAt == first.fetchedAt)
+        #expect(hit.validatedAt == first.validatedAt)
+        #expect(hit.userInfo["stored"] == .date(first.fetchedAt!))
+        #expect(hit.isComplete)
+        hit.body = Array("changed".utf8)
+        hit.isComplete = false
+        #expect(hit.text == "changed")
+        #expect(!hit.isComplete)
+        #expect(hit.response?.headerFields[.age] == "5")
+        #expect(hit.fetchedAt == first.fetchedAt)
+        #expect(hit.userInfo["stored"] == .date(first.fetchedAt!))
+        hit.response = HTTPResponse(status: .accepted)
+        #expect(hit.response?.status == .accepted)
+        #expect(hit.response?.headerFields[.age] == nil)
+        #expect(hit.text == "changed")
+        // The cache still holds what was stored.
+        #expect(await f.client.fetch(f.request("/a")).text == "cached")
+        await f.stop()
+    }
+
     /// Defect 1, through the client: a 304 does not bring back a field the request's hook strips.
     @Test func theRequestsHookAppliesWhenA304Freshens() async throws {
         let f = try await Fixture.make()

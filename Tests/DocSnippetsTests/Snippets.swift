@@ -183,8 +183,8 @@ func docs_caching_client_line7() async throws {
     _ = user
 }
 
-// docs/caching-client.md:103
-func docs_caching_client_line103() async throws {
+// docs/caching-client.md:107
+func docs_caching_client_line107() async throws {
     // Built in (documented values; change a copy, or define your own):
     //   .critical     soft 5 s, validation window 30 s, no hard TTL
     //   .interactive  soft 60 s, hard 1 h
@@ -198,8 +198,8 @@ func docs_caching_client_line103() async throws {
     _ = checked
 }
 
-// docs/caching-client.md:130
-func docs_caching_client_line130() async throws {
+// docs/caching-client.md:134
+func docs_caching_client_line134() async throws {
     let balance = await client.fetch(request, policy: .cacheFirst, freshness: .critical)
     if balance.freshness.staleReason == .notValidated {
         showReadOnly(balance.body!)      // shown, not acted on
@@ -210,8 +210,8 @@ func docs_caching_client_line130() async throws {
     _ = balance
 }
 
-// docs/caching-client.md:186
-func docs_caching_client_line186() async throws {
+// docs/caching-client.md:190
+func docs_caching_client_line190() async throws {
     struct SessionDelegate: CachingHTTPClientDelegate {
         let vault: Vault  // an actor the app owns
         func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
@@ -238,8 +238,8 @@ func docs_caching_client_line186() async throws {
     _ = result
 }
 
-// docs/caching-client.md:235
-func docs_caching_client_line235() async throws {
+// docs/caching-client.md:239
+func docs_caching_client_line239() async throws {
     for await event in client.events(for: request, policy: .cacheThenNetwork) {
         switch event {
         case .cacheResponse(let cached) where cached.hasAnswer: render(cached, banner: "updating…")
@@ -251,15 +251,15 @@ func docs_caching_client_line235() async throws {
     }
 }
 
-// docs/caching-client.md:252
-func docs_caching_client_line252() async throws {
+// docs/caching-client.md:256
+func docs_caching_client_line256() async throws {
     try await client.close()                           // app goes to the background
     try await client.reopen(encryption: keys)          // back: same key (or a new one after reset)
     try await client.close(); try await client.reset() // sign-out: wipe memory and disk
 }
 
-// docs/caching-client.md:276
-func docs_caching_client_line276() async throws {
+// docs/caching-client.md:280
+func docs_caching_client_line280() async throws {
     let cache = try ResponseCache(configuration: .init(
         disk: .init(directory: "/var/cache/myapp-http"),
         willCache: .tagging { _, request in request.path?.hasPrefix("/tasks") == true ? ["tasks"] : [] }

@@ -33,12 +33,24 @@ extension CachingHTTPClient {
         willCache: WillCache? = nil,
         delegate: (any CachingHTTPClientDelegate)? = nil
     ) async -> FetchResult {
-        let call = makeCall(request, body, policy, freshness, willCache, delegate)
-        guard call.delegates.isEmpty else { return await observedFetch(call) { _ in } }
-        let lookup = await lookup(for: call)
-        let at = now
-        // The hot path, as the plan would answer it, without building the plan.
-        if let answer = freshAnswer(call, lookup, now: at) { return answer }
+        let policy = policy ?? configuration.policy
+        let freshness = freshness ?? configuration.freshness
+        guard delegate == nil, !hasDelegate else {
+            return await observedFetch(makeCall(request, body, policy, freshness, willCache, delegate)) { _ in }
+        }
+        // The hot path builds no call: a fresh memory hit is answered from what start found.
+        let lookup: ResponseLookup
+        let at: Date
+        switch start(request, policy, freshness) {
+        case .answered(let result):
+            return result
+        case .lookedUp(let found, let now):
+            (lookup, at) = (found, now)
+        case .pending(let pending):
+            (lookup, at) = (await cache.finishLookup(pending), now)
+            if let answer = freshAnswer(request, policy, freshness, lookup, now: at) { return answer }
+        }
+        let call = Call(request, body, policy, freshness, willCache)
         switch planWithoutFreshAnswer(call, lookup, now: at) {
         case .answer(let result):
             return result
@@ -103,13 +115,43 @@ extension CachingHTTPClient {
         flights.start(step.flightKey) { await self.exchange(step) }
     }
 
+    /// How a call starts: answered from memory, looked up, or still to be looked up below the
+    /// memory tier.
+    enum Start {
+        /// A fresh memory hit, answered as the plan would answer it, without building the plan.
+        case answered(FetchResult)
+        /// The lookup, done, and the time it was judged at (it has no fresh answer).
+        case lookedUp(ResponseLookup, Date)
+        /// The memory tier did not finish the lookup: ``ResponseCache/finishLookup(_:)``.
+        case pending(ResponseCache.PendingLookup)
+    }
+
+    /// The synchronous start of `fetch`: the memory tier's lookup and, for a fresh hit, the
+    /// answer.
+    func start(_ request: HTTPRequest, _ policy: CachePolicy, _ freshness: FreshnessClass) -> Start {
+        let isSafe = request.method == .get || request.method == .head
+        guard isSafe, policy.kind != .networkOnly else { return .lookedUp(cache.unreadLookup(request), now) }
+        switch cache.startLookup(request) {
+        case .pending(let pending):
+            return .pending(pending)
+        case .done(let lookup):
+            let at = now
+            if let answer = freshAnswer(request, policy, freshness, lookup, now: at) { return .answered(answer) }
+            return .lookedUp(lookup, at)
+        }
+    }
+
     /// The cache's lookup for `call`: read once for a safe method under a policy that reads the
     /// cache; for the others only the key is built (a store reads what it replaces itself).
     @inline(__always)
     func lookup(for call: Call) async -> ResponseLookup {
         let isSafe = call.request.method == .get || call.request.method == .head
         guard isSafe, call.policy.kind != .networkOnly else { return cache.unreadLookup(call.request) }
-        return await cache.lookup(call.request)
+        // A memory hit is answered without calling (and suspending in) an async function.
+        switch cache.startLookup(call.request) {
+        case .done(let lookup): return lookup
+        case .pending(let pending): return await cache.finishLookup(pending)
+        }
     }
 }
 
@@ -125,7 +167,9 @@ extension CachingHTTPClient {
     /// function of its inputs and the configuration — no I/O, no clock — so that every policy's
     /// behaviour is table-tested without sockets.
     func plan(_ call: Call, _ lookup: ResponseLookup, now at: Date) -> Plan {
-        if let answer = freshAnswer(call, lookup, now: at) { return .answer(answer) }
+        if let answer = freshAnswer(call.request, call.policy, call.freshness, lookup, now: at) {
+            return .answer(answer)
+        }
         return planWithoutFreshAnswer(call, lookup, now: at)
     }
 
@@ -137,7 +181,8 @@ extension CachingHTTPClient {
         let isSafe = request.method == .get || request.method == .head
         var step = NetworkStep(
             request: request,
-            lookup: lookup,
+            // The flight, the backoff and the store read the key: made once here.
+            lookup: lookup.keyed(),
             body: call.body,
             fallback: false,
             timeout: nil,
@@ -265,25 +310,28 @@ extension CachingHTTPClient {
     /// The answer to a call that the lookup answers fresh, for a request without cache
     /// directives: the same answer as the full plan gives, without building a
     /// ``HTTPCaching/CacheDecision`` (the hot path of every policy that serves fresh entries).
-    func freshAnswer(_ call: Call, _ lookup: ResponseLookup, now: Date) -> FetchResult? {
-        switch call.policy.kind {
+    func freshAnswer(
+        _ request: HTTPRequest,
+        _ policy: CachePolicy,
+        _ freshness: FreshnessClass,
+        _ lookup: ResponseLookup,
+        now: Date
+    ) -> FetchResult? {
+        switch policy.kind {
         case .networkFirst, .networkOnly, .cacheThenNetwork: return nil
         default: break
         }
-        guard call.request.method == .get || call.request.method == .head else { return nil }
         guard let plain = cache.plainFreshness(of: lookup, now: now), let stored = lookup.stored else { return nil }
-        let usesTTLs = call.freshness.usesTTLs
-        switch call.policy.kind {
-        case .useProtocol where !usesTTLs:
+        if policy.kind == .useProtocol, !freshness.usesTTLs {
             guard plain.isFresh else { return nil }
-        default:
-            let age = entryAge(stored, isFreshByHTTP: plain.isFresh, freshness: call.freshness, now: now)
+        } else {
+            let age = entryAge(stored, isFreshByHTTP: plain.isFresh, freshness: freshness, now: now)
             guard age == .fresh else { return nil }
         }
         return answer(
-            from: call.request.method == .head ? stored.withoutBody : stored,
+            from: request.method == .head ? stored.withoutBody : stored,
             freshness: .fresh,
-            ttl: call.freshness,
+            ttl: freshness,
             now: now,
             timing: (plain.age, plain.lifetime)
         )
@@ -311,20 +359,14 @@ extension CachingHTTPClient {
                 ?? cache.rules.freshnessLifetime(of: stored.response, responseTime: stored.responseTime)
             expiresAt = now.addingTimeInterval(lifetime - age)
         }
-        var result = FetchResult(
-            response: stored.response,
-            body: stored.body,
-            source: .cache,
+        return FetchResult(
+            cached: stored,
+            age: Int(min(Double(Int32.max), max(0, age.rounded(.down)))),
             freshness: freshness,
-            fetchedAt: stored.fetchedAt,
-            validatedAt: stored.validatedAt,
             expiresAt: expiresAt,
             isFinal: isFinal,
             error: error
         )
-        result.describe(stored)
-        result.age = Int(min(Double(Int32.max), max(0, age.rounded(.down))))
-        return result
     }
 
     /// When the answer `lookup` holds first stops being fresh: after the soft TTL when there is

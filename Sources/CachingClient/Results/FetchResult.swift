@@ -42,24 +42,32 @@ public struct FetchResult: Sendable {
             return head
         }
         set {
-            head = newValue
+            parts.head = newValue
             age = nil
         }
     }
     /// For an answer from the cache, its current age in whole seconds (RFC 9111 §4.2.3); nil for
     /// the network's answers.
     public internal(set) var age: Int?
-    private var head: HTTPResponse?
     /// The body, nil when there is no answer. Empty is a real (empty) answer.
-    public var body: [UInt8]?
+    public var body: [UInt8]? {
+        get { read({ $0.body }, { $0.body }) }
+        set { parts.body = newValue }
+    }
     /// Where the answer came from.
     public var source: Source
     /// How fresh the answer is.
     public var freshness: Freshness
     /// When the answer's response was received from the origin.
-    public var fetchedAt: Date?
+    public var fetchedAt: Date? {
+        get { read({ $0.fetchedAt }, { $0.fetchedAt }) }
+        set { parts.fetchedAt = newValue }
+    }
     /// When the origin last confirmed the answer (a 200 or a 304).
-    public var validatedAt: Date?
+    public var validatedAt: Date? {
+        get { read({ $0.validatedAt }, { $0.validatedAt }) }
+        set { parts.validatedAt = newValue }
+    }
     /// When the answer stops being fresh: by the request's TTLs when given, else by HTTP
     /// freshness (RFC 9111 §4.2).
     public var expiresAt: Date?
@@ -85,11 +93,70 @@ public struct FetchResult: Sendable {
     private var cacheErrorBox: ErrorBox?
     /// The userInfo stored with the answer (`userInfo`, after the
     /// hooks and delegates): empty for an answer that was not stored.
-    public internal(set) var userInfo: [String: UserInfoValue] = [:]
+    public internal(set) var userInfo: [String: UserInfoValue] {
+        get { read({ $0.userInfo }, { $0.userInfo }) }
+        set { parts.userInfo = newValue }
+    }
     /// Whether the stored answer is whole (`isComplete`), a fact
     /// apart from freshness: an app marks a first page or a summary incomplete. True for answers
     /// that were not stored.
-    public internal(set) var isComplete = true
+    public internal(set) var isComplete: Bool {
+        get { read({ $0.isComplete }, { $0.isComplete }) }
+        set { parts.isComplete = newValue }
+    }
+
+    /// What the answer is made of: a stored response that an answer from the cache reads in
+    /// place (one reference, however many fields it has), or the parts of any other answer (or of
+    /// a cache answer once one of them is set).
+    private var content: Content
+
+    private enum Content: Sendable {
+        case stored(CachedResponse)
+        case parts(Parts)
+    }
+
+    private struct Parts: Sendable {
+        var head: HTTPResponse?
+        var body: [UInt8]?
+        var fetchedAt: Date?
+        var validatedAt: Date?
+        var userInfo: [String: UserInfoValue]
+        var isComplete: Bool
+    }
+
+    /// The head without `Age`.
+    private var head: HTTPResponse? { read({ $0.response }, { $0.head }) }
+
+    /// A field of the content, from the stored response or from the parts.
+    private func read<Value>(_ stored: (CachedResponse) -> Value, _ parts: (Parts) -> Value) -> Value {
+        switch content {
+        case .stored(let response): stored(response)
+        case .parts(let own): parts(own)
+        }
+    }
+
+    /// The parts, taken out of the stored response first when the answer reads one in place.
+    private var parts: Parts {
+        get {
+            switch content {
+            case .stored(let stored):
+                Parts(
+                    head: stored.response,
+                    body: stored.body,
+                    fetchedAt: stored.fetchedAt,
+                    validatedAt: stored.validatedAt,
+                    userInfo: stored.userInfo,
+                    isComplete: stored.isComplete
+                )
+            case .parts(let parts): parts
+            }
+        }
+        set { content = .parts(newValue) }
+    }
+
+    /// An empty userInfo made once: a `[:]` literal builds its dictionary from a list of
+    /// `(String, UserInfoValue)` tuples, whose type the runtime looks up on every answer.
+    private static let noUserInfo: [String: UserInfoValue] = [:]
 
     /// Takes userInfo and completeness from the stored response the answer came from, or was
     /// stored as.
@@ -110,12 +177,37 @@ public struct FetchResult: Sendable {
         isFinal: Bool = true,
         error: CachingClientError? = nil
     ) {
-        self.head = response
-        self.body = body
+        self.content = .parts(
+            Parts(
+                head: response,
+                body: body,
+                fetchedAt: fetchedAt,
+                validatedAt: validatedAt,
+                userInfo: Self.noUserInfo,
+                isComplete: true
+            )
+        )
         self.source = source
         self.freshness = freshness
-        self.fetchedAt = fetchedAt
-        self.validatedAt = validatedAt
+        self.expiresAt = expiresAt
+        self.isFinal = isFinal
+        self.errorBox = error.map(ErrorBox.init)
+    }
+
+    /// An answer from the cache: `stored`'s head, body, times, userInfo and completeness, read in
+    /// place, with its current `age`.
+    init(
+        cached stored: CachedResponse,
+        age: Int,
+        freshness: Freshness,
+        expiresAt: Date,
+        isFinal: Bool,
+        error: CachingClientError?
+    ) {
+        self.content = .stored(stored)
+        self.age = age
+        self.source = .cache
+        self.freshness = freshness
         self.expiresAt = expiresAt
         self.isFinal = isFinal
         self.errorBox = error.map(ErrorBox.init)

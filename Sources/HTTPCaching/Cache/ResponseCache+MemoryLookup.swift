@@ -9,11 +9,15 @@ extension ResponseCache {
     /// tier holds every record the lookup reads, already decoded, and exactly one stored response
     /// answers the request (a response without `Vary`, or the one variant the request's fields
     /// select); otherwise nil (then ask ``lookup(_:)``, which also reads the lower tiers).
-    /// - Complexity: one memory-tier read, two for a URL with variants; decodes nothing.
+    /// - Complexity: one memory-tier read (by the key's bytes: a hit on a response without `Vary`
+    ///   makes no key string), two for a URL with variants; decodes nothing.
     package func memoryLookup(_ request: HTTPRequest) -> ResponseLookup? {
-        guard let key = Self.primaryKey(for: request), let primary = memoryRecord(key) else { return nil }
-        if primary.answersEveryRequest {
-            return ResponseLookup(request: request, key: key, primary: primary, first: primary)
+        let key: CacheKey
+        let primary: StoredRecord.Box
+        switch probe(request) {
+        case .hit(let box): return ResponseLookup(request: request, deferringKeyOf: box)
+        case .rest(.attached(let primaryKey, let box)): (key, primary) = (primaryKey, box)
+        case .closed, .noURL, .rest: return nil
         }
         if let response = primary.response {
             guard Self.matches(primary, response, request) else { return nil }

@@ -32,8 +32,7 @@ extension ResponseCache {
         of lookup: ResponseLookup,
         now: Date
     ) -> (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool)? {
-        guard let first = lookup.first, let facts = first.facts, lookup.others.isEmpty,
-            rules.usesModeDefaults
+        guard rulesAreModeDefaults, let first = lookup.first, let facts = first.facts, lookup.others.isEmpty
         else { return nil }
         let request = lookup.request
         guard request.method == .get || request.method == .head, !request.headerFields.contains(.cacheControl),
@@ -41,7 +40,7 @@ extension ResponseCache {
         else { return nil }
         let age = facts.currentAge(now: now)
         let lifetime = facts.lifetime(rules)
-        return (age, lifetime, !facts.directives(rules).noCache && !first.isMarkedStale && age < lifetime)
+        return (age, lifetime, !facts.noCache(rules) && !first.isMarkedStale && age < lifetime)
     }
 
     /// How to answer `request` from this cache at `now`: ``lookup(_:)`` then

@@ -11,61 +11,6 @@ public import Foundation
 #endif
 
 extension ResponseCache {
-    /// Looks `request` up once: builds its normalized key, reads the record stored under it (a
-    /// response, or the URL's variant index and then the variant the request's fields select) and
-    /// keeps what it found, decoded and with its freshness facts, in the returned value.
-    ///
-    /// A `HEAD` request that finds nothing of its own finds a stored `GET` response.
-    /// - Parameter request: the request; without an absolute URL nothing is found.
-    /// - Returns: the lookup, to judge with ``decision(for:now:)-(ResponseLookup,_)`` and to store
-    ///   through.
-    /// - Complexity: one tier read for a URL without variants (a memory hit never suspends), two
-    ///   for a URL with variants; a memory hit decodes nothing.
-    public func lookup(_ request: HTTPRequest) async -> ResponseLookup {
-        guard tiers.isOpen else {
-            return ResponseLookup(request: request, key: Self.primaryKey(for: request), isCacheClosed: true)
-        }
-        let found = await find(request)
-        return ResponseLookup(
-            request: request,
-            key: found.key,
-            primary: found.primary,
-            first: found.matches.first,
-            others: found.matches.others
-        )
-    }
-
-    /// What ``lookup(_:)`` finds, without the request (which a caller that only wants the stored
-    /// response need not copy).
-    @inline(__always)
-    private func find(
-        _ request: HTTPRequest
-    ) async -> (
-        key: CacheKey?, primary: StoredRecord.Box?, matches: (first: StoredRecord.Box?, others: [StoredRecord.Box])
-    ) {
-        guard let key = Self.primaryKey(for: request) else { return (nil, nil, (nil, [])) }
-        return await find(request, key: key, primary: await record(for: key))
-    }
-
-    /// ``find(_:)`` once the record under the request's key is read.
-    private func find(
-        _ request: HTTPRequest,
-        key: CacheKey,
-        primary: StoredRecord.Box?
-    ) async -> (
-        key: CacheKey?, primary: StoredRecord.Box?, matches: (first: StoredRecord.Box?, others: [StoredRecord.Box])
-    ) {
-        // The common case: one plain response under the key, which every request matches.
-        if let primary, primary.answersEveryRequest {
-            return (key, primary, (primary, []))
-        }
-        var found = await matching(primary, primaryKey: key, request: request)
-        if found.isEmpty, request.method == .head, let getKey = Self.primaryKey(for: request, method: .get) {
-            found = await matching(await record(for: getKey), primaryKey: getKey, request: request)
-        }
-        return (key, primary, (found.first, Array(found.dropFirst())))
-    }
-
     /// A step that runs after the ``WillCache`` hooks and may suspend (an app's delegate): returns
     /// the response to store, or nil to store nothing.
     package typealias AsyncHook = @Sendable (CachedResponse, HTTPRequest) async -> CachedResponse?
@@ -74,39 +19,6 @@ extension ResponseCache {
     /// what is stored (network-only, unsafe methods); storing through it reads what it replaces.
     package func unreadLookup(_ request: HTTPRequest) -> ResponseLookup {
         ResponseLookup(request: request, key: Self.primaryKey(for: request), isRead: false)
-    }
-
-    /// The stored response for `request`, whatever its age: the one stored for its method and URL
-    /// (a `HEAD` request also finds a stored `GET`), and when responses for the URL carry `Vary`,
-    /// the newest variant whose varying fields match the request's (RFC 9111 §4.1).
-    /// - Returns: the response, or nil when nothing matches or what was stored no longer decodes.
-    /// - Complexity: as ``lookup(_:)``.
-    public func cachedResponse(for request: HTTPRequest) async -> CachedResponse? {
-        guard let scheme = request.scheme, let authority = request.authority else { return nil }
-        // The key's bytes are built on the stack and looked up in memory as they are: a memory
-        // hit makes no key string (only the lookup needs one, to store through).
-        let probe = URLKey.withUTF8(
-            method: request.method.rawValue,
-            scheme: scheme,
-            authority: authority,
-            path: request.path ?? "/"
-        ) { tiers.probeMemory(utf8: $0) }
-        let key: CacheKey
-        let primary: StoredRecord.Box?
-        switch probe {
-        case .closed:
-            return nil
-        case .attached(let attachment):
-            guard let box = Self.record(attachedAs: attachment) else {
-                return await find(request).matches.first?.response
-            }
-            if box.answersEveryRequest { return box.response }
-            guard let primaryKey = Self.primaryKey(for: request) else { return nil }
-            (key, primary) = (primaryKey, box)
-        case .notAttached(let probedKey, let lookup):
-            (key, primary) = (probedKey, await record(for: probedKey, after: lookup))
-        }
-        return await find(request, key: key, primary: primary).matches.first?.response
     }
 
     /// Stores `cachedResponse` as the answer to `request`, after the configuration's ``WillCache``
@@ -295,7 +207,7 @@ extension ResponseCache {
     }
 
     /// ``record(for:)`` once the memory tier answered `memoryLookup` (nil: not asked yet).
-    private func record(for key: CacheKey, after memoryLookup: AttachedMemoryLookup?) async -> StoredRecord.Box? {
+    func record(for key: CacheKey, after memoryLookup: AttachedMemoryLookup?) async -> StoredRecord.Box? {
         // Only the attachment: a memory hit copies nothing of the entry's bytes.
         let attach = { (entry: CacheEntry) -> (any CacheAttachment)? in
             do {
@@ -323,7 +235,7 @@ extension ResponseCache {
     /// `attachment` as the record this cache attached, or nil when an outside caller of the tiers
     /// replaced it.
     @inline(__always)
-    private static func record(attachedAs attachment: any CacheAttachment) -> StoredRecord.Box? {
+    static func record(attachedAs attachment: any CacheAttachment) -> StoredRecord.Box? {
         // The box is final: comparing types is enough, and much cheaper than a dynamic cast.
         guard type(of: attachment) == StoredRecord.Box.self else { return nil }
         return unsafeDowncast(attachment, to: StoredRecord.Box.self)
@@ -344,7 +256,7 @@ extension ResponseCache {
 
     /// The stored responses under `primaryKey` (whose record is `primary`) that match
     /// `request`'s varying fields, newest first.
-    private func matching(
+    func matching(
         _ primary: StoredRecord.Box?,
         primaryKey: CacheKey,
         request: HTTPRequest

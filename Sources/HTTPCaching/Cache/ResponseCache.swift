@@ -140,6 +140,9 @@ public struct ResponseCache: Sendable, Service {
     public let tiers: TieredCache
     /// The RFC 9111 rules for the configured mode.
     public let rules: CacheRules
+    /// Whether ``rules`` are their mode's defaults, which the facts parsed once per stored
+    /// response hold for: decided once here, not on every hit.
+    let rulesAreModeDefaults: Bool
     /// Which keys carry which tags (``CachedResponse/tags``), shared by copies of this value.
     let tagRegistry = TagRegistry()
 
@@ -182,6 +185,7 @@ public struct ResponseCache: Sendable, Service {
             mode: configuration.mode,
             targetedCacheControl: configuration.targetedCacheControl
         )
+        self.rulesAreModeDefaults = rules.usesModeDefaults
     }
 
     /// The memory tier's byte budget.

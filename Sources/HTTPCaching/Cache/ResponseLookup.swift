@@ -28,7 +28,17 @@ public struct ResponseLookup: Sendable {
     /// The request's primary key: its method and normalized URL (RFC 9111 §4.1), with the digest
     /// the tiers index it by; nil when the request has no absolute URL (nothing is stored or found
     /// for it).
-    public let key: CacheKey?
+    ///
+    /// A lookup answered by a memory hit makes the key when it is asked for, each time: a caller
+    /// that needs it more than once keeps it, or asks ``keyed()`` for a lookup that holds it.
+    public var key: CacheKey? {
+        if let madeKey { return madeKey }
+        return defersKey ? ResponseCache.primaryKey(for: request) : nil
+    }
+    /// The key, when it was made.
+    private let madeKey: CacheKey?
+    /// Whether ``key`` is made from the request when asked for (a memory hit made none).
+    private let defersKey: Bool
     /// Whether the tiers were read for ``primary`` (false for a lookup that only built the key).
     package let isRead: Bool
     /// Whether the cache was closed (``ResponseCache/close()``) when the lookup was made: nothing
@@ -51,12 +61,40 @@ public struct ResponseLookup: Sendable {
         others: [StoredRecord.Box] = []
     ) {
         self.request = request
-        self.key = key
+        self.madeKey = key
+        self.defersKey = false
         self.isRead = isRead
         self.isCacheClosed = isCacheClosed
         self.primary = primary
         self.first = first
         self.others = others
+    }
+
+    /// A lookup that found `box`, a response without `Vary`, in the memory tier, and makes its key
+    /// only when it is asked for.
+    init(request: HTTPRequest, deferringKeyOf box: StoredRecord.Box) {
+        self.request = request
+        self.madeKey = nil
+        self.defersKey = true
+        self.isRead = true
+        self.isCacheClosed = false
+        self.primary = box
+        self.first = box
+        self.others = []
+    }
+
+    /// This lookup with its ``key`` made, for a caller that reads the key more than once.
+    package func keyed() -> ResponseLookup {
+        guard defersKey else { return self }
+        return ResponseLookup(
+            request: request,
+            key: key,
+            isRead: isRead,
+            isCacheClosed: isCacheClosed,
+            primary: primary,
+            first: first,
+            others: others
+        )
     }
 
     /// A lookup whose only answer is `response`, as if it had been stored for `request` (an

@@ -22,6 +22,10 @@ final class FreshnessFacts: Sendable {
     let privateLifetime: TimeInterval
     let sharedLifetime: TimeInterval
     let responseTime: Date
+    /// `no-cache` in ``directives`` and in ``sharedDirectives``: what a fresh hit asks, without
+    /// copying the directives.
+    let privateNoCache: Bool
+    let sharedNoCache: Bool
 
     /// Works the facts out; `directives` are the response's, when the caller parsed them already.
     init(_ stored: CachedResponse, directives: CacheControl? = nil) {
@@ -46,11 +50,18 @@ final class FreshnessFacts: Sendable {
             sharedLifetime = directives.sharedMaxAge.map(TimeInterval.init) ?? privateLifetime
         }
         responseTime = stored.responseTime
+        privateNoCache = directives.noCache
+        sharedNoCache = sharedDirectives.noCache
     }
 
     /// The directives a cache under `rules` obeys (rules with the defaults of their mode).
     func directives(_ rules: CacheRules) -> CacheControl {
         rules.mode.isShared ? sharedDirectives : directives
+    }
+
+    /// Whether the directives a cache under `rules` obeys say `no-cache` (§5.2.2.4).
+    func noCache(_ rules: CacheRules) -> Bool {
+        rules.mode.isShared ? sharedNoCache : privateNoCache
     }
 
     /// The freshness lifetime under `rules`' mode and heuristic (§4.2.1).
