@@ -85,10 +85,12 @@ import Testing
         let cache = try ResponseCache(configuration: Self.configuration(nil))
         let request = Self.request("https://API.example.com:443/v1/items?x=1")
         try await cache.storeCachedResponse(Self.response("one"), for: request)
-        guard case .done(let hit) = cache.startLookup(request) else {
+        guard case .hit(let memoryHit) = cache.startLookup(request) else {
             Issue.record("a memory hit finishes in the memory tier")
             return
         }
+        #expect(body(memoryHit.stored) == "one")
+        let hit = cache.lookup(request, hit: memoryHit)
         #expect(hit.key == cache.unreadLookup(request).key)
         #expect(hit.key?.string == "GET https://api.example.com/v1/items?x=1")
         #expect(hit.keyed().key == hit.key)

@@ -134,6 +134,15 @@ extension CachingHTTPClient {
         switch cache.startLookup(request) {
         case .pending(let pending):
             return .pending(pending)
+        case .hit(let hit):
+            // The hot path: judged from the record; a lookup is made only when it is not fresh.
+            let at = now
+            if let plain = cache.plainFreshness(of: hit, for: request, now: at), let stored = hit.stored,
+                let answer = freshAnswer(request, policy, freshness, stored, plain, now: at)
+            {
+                return .answered(answer)
+            }
+            return .lookedUp(cache.lookup(request, hit: hit), at)
         case .done(let lookup):
             let at = now
             if let answer = freshAnswer(request, policy, freshness, lookup, now: at) { return .answered(answer) }
@@ -149,6 +158,7 @@ extension CachingHTTPClient {
         guard isSafe, call.policy.kind != .networkOnly else { return cache.unreadLookup(call.request) }
         // A memory hit is answered without calling (and suspending in) an async function.
         switch cache.startLookup(call.request) {
+        case .hit(let hit): return cache.lookup(call.request, hit: hit)
         case .done(let lookup): return lookup
         case .pending(let pending): return await cache.finishLookup(pending)
         }
@@ -317,11 +327,23 @@ extension CachingHTTPClient {
         _ lookup: ResponseLookup,
         now: Date
     ) -> FetchResult? {
+        guard let plain = cache.plainFreshness(of: lookup, now: now), let stored = lookup.stored else { return nil }
+        return freshAnswer(request, policy, freshness, stored, plain, now: now)
+    }
+
+    /// ``freshAnswer(_:_:_:_:now:)`` once the stored response and its plain freshness are known.
+    func freshAnswer(
+        _ request: HTTPRequest,
+        _ policy: CachePolicy,
+        _ freshness: FreshnessClass,
+        _ stored: CachedResponse,
+        _ plain: (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool),
+        now: Date
+    ) -> FetchResult? {
         switch policy.kind {
         case .networkFirst, .networkOnly, .cacheThenNetwork: return nil
         default: break
         }
-        guard let plain = cache.plainFreshness(of: lookup, now: now), let stored = lookup.stored else { return nil }
         if policy.kind == .useProtocol, !freshness.usesTTLs {
             guard plain.isFresh else { return nil }
         } else {

@@ -17,6 +17,7 @@ extension ResponseCache {
     ///   string: the lookup makes its ``ResponseLookup/key`` when it is asked for.
     public func lookup(_ request: HTTPRequest) async -> ResponseLookup {
         switch startLookup(request) {
+        case .hit(let hit): return lookup(request, hit: hit)
         case .done(let lookup): return lookup
         case .pending(let pending): return await finishLookup(pending)
         }
@@ -26,8 +27,23 @@ extension ResponseCache {
     /// (a hit on a response without `Vary`, a closed cache, a request without a URL), else
     /// pending, to finish with ``finishLookup(_:)`` — which does not ask the memory tier again.
     package enum LookupStart: Sendable {
+        /// A decoded response without `Vary` in memory: the answer to every request for its key.
+        /// ``lookup(_:hit:)`` makes the ``ResponseLookup`` when one is needed.
+        case hit(MemoryHit)
         case done(ResponseLookup)
         case pending(PendingLookup)
+    }
+
+    /// What a memory hit found: the record, nothing copied, no key made.
+    package struct MemoryHit: Sendable {
+        let record: StoredRecord.Box
+        /// The stored response (a reference to its storage).
+        package var stored: CachedResponse? { record.response }
+    }
+
+    /// The lookup a memory hit of `request` amounts to.
+    package func lookup(_ request: HTTPRequest, hit: MemoryHit) -> ResponseLookup {
+        ResponseLookup(request: request, deferringKeyOf: hit.record)
     }
 
     /// A lookup that the memory tier did not finish: what it found so far.
@@ -45,7 +61,7 @@ extension ResponseCache {
         case .noURL:
             return .done(ResponseLookup(request: request, key: nil, isCacheClosed: !tiers.isOpen))
         case .hit(let box):
-            return .done(ResponseLookup(request: request, deferringKeyOf: box))
+            return .hit(MemoryHit(record: box))
         case .rest(let rest):
             return .pending(PendingLookup(request: request, rest: rest))
         }

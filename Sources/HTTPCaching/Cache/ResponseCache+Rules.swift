@@ -32,15 +32,31 @@ extension ResponseCache {
         of lookup: ResponseLookup,
         now: Date
     ) -> (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool)? {
-        guard rulesAreModeDefaults, let first = lookup.first, let facts = first.facts, lookup.others.isEmpty
-        else { return nil }
-        let request = lookup.request
+        guard let first = lookup.first, lookup.others.isEmpty else { return nil }
+        return plainFreshness(of: first, for: lookup.request, now: now)
+    }
+
+    /// ``plainFreshness(of:now:)`` of what a memory hit found for `request`.
+    package func plainFreshness(
+        of hit: MemoryHit,
+        for request: HTTPRequest,
+        now: Date
+    ) -> (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool)? {
+        plainFreshness(of: hit.record, for: request, now: now)
+    }
+
+    private func plainFreshness(
+        of record: StoredRecord.Box,
+        for request: HTTPRequest,
+        now: Date
+    ) -> (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool)? {
+        guard rulesAreModeDefaults, let facts = record.facts else { return nil }
         guard request.method == .get || request.method == .head, !request.headerFields.contains(.cacheControl),
             !request.headerFields.contains(.pragma)
         else { return nil }
         let age = facts.currentAge(now: now)
         let lifetime = facts.lifetime(rules)
-        return (age, lifetime, !facts.noCache(rules) && !first.isMarkedStale && age < lifetime)
+        return (age, lifetime, !facts.noCache(rules) && !record.isMarkedStale && age < lifetime)
     }
 
     /// How to answer `request` from this cache at `now`: ``lookup(_:)`` then
