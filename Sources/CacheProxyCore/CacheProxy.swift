@@ -167,8 +167,8 @@ public final class CacheProxy: Service, Sendable {
 
 extension CacheProxy {
     /// The most bytes the shared buffers of hit bodies (``HitBodyBuffers``) are charged: an
-    /// eighth of the memory tier's budget, at most 64 MiB: the cache and these buffers together
-    /// hold at most 1.125x the budget.
+    /// eighth of the memory tier's budget, at most 64 MiB: what these buffers can add to the
+    /// cache's own memory.
     static func hitBufferLimit(memoryCapacity: Int) -> Int {
         min(memoryCapacity / 8, 64 << 20)
     }
