@@ -54,6 +54,17 @@ enum VaryRule {
         return accepted.sorted().joined(separator: ",")
     }
 
+    /// ``normalizedValue(of:in:)`` of each of `names` in `fields`, in order; nil for a name that
+    /// is absent or not a field name.
+    static func normalizedValues(of names: [String], in fields: HTTPFields) -> [String?] {
+        names.map { name in HTTPField.Name(name).flatMap { normalizedValue(of: $0, in: fields) } }
+    }
+
+    /// Whether every one of `names` is a valid field name (a name that is not never matches).
+    static func areFieldNames(_ names: [String]) -> Bool {
+        names.allSatisfy { HTTPField.Name($0) != nil }
+    }
+
     /// Whether `request` carries the same values of `names` as the request `stored` answered.
     static func matches(names: [String], stored: CachedResponse, request: HTTPRequest) -> Bool {
         for name in names {
