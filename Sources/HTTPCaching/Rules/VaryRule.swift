@@ -64,17 +64,4 @@ enum VaryRule {
     static func areFieldNames(_ names: [String]) -> Bool {
         names.allSatisfy { HTTPField.Name($0) != nil }
     }
-
-    /// Whether `request` carries the same values of `names` as the request `stored` answered.
-    static func matches(names: [String], stored: CachedResponse, request: HTTPRequest) -> Bool {
-        for name in names {
-            guard let fieldName = HTTPField.Name(name) else { return false }
-            if normalizedValue(of: fieldName, in: stored.varyingRequestFields)
-                != normalizedValue(of: fieldName, in: request.headerFields)
-            {
-                return false
-            }
-        }
-        return true
-    }
 }
