@@ -12,7 +12,7 @@ import sys
 
 # (layer, pattern over a frame's symbol), nearest-to-leaf match wins; the order breaks ties.
 LAYERS = [
-    ("our proxy code (CacheProxyCore)", r"ProxyHandler|ProxyMapping|HopByHop|Conditional\.|CacheStatus|ProxyMetrics|RangeRule"),
+    ("our proxy code (CacheProxyCore)", r"ProxyHandler|ProxyMapping|HopByHop|Conditional\.|CacheStatus|ProxyMetrics|RangeRule|FastHit\.answer|HitBodyBuffers"),
     ("caching client + cache lookup", r"CachingHTTPClient|ResponseCache|ResponseLookup|TieredCache|MemoryTier|MemoryShard|StoredRecord|FreshnessFacts|CacheRules|SingleFlight"),
     ("HTTP/1 parse (NIO llhttp)", r"HTTPDecoder|llhttp|BetterHTTPParser"),
     ("HTTP/1 encode (NIO)", r"HTTPResponseEncoder"),

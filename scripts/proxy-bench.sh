@@ -4,6 +4,7 @@
 # cache-proxy side by side with Varnish and nginx proxy_cache, on loopback, one core each.
 #
 #   scripts/proxy-bench.sh [--quick] [--rounds N] [--duration SECONDS] [--no-build]
+#                          [--workloads LIST]
 #
 # Installs what is missing (nginx-light, varnish, wrk from Debian packages), builds cache-proxy in
 # release mode, starts an nginx origin, Varnish, nginx proxy_cache and cache-proxy on 127.0.0.1,
@@ -21,21 +22,26 @@
 #   zipf-mix   Zipf (s = 0.8) over 100,000 URLs of 1 KB; each cache is sized to hold about 10%
 #              of them, so about 40% of the requests miss
 #
-# CACHE_PROXY_ARGS adds options to cache-proxy's command line.
+# CACHE_PROXY_ARGS adds options to cache-proxy's command line; CACHE_PROXY_BIN runs that binary
+# instead of building one (to compare two builds, run the script once with each).
 # --quick: one round of 2 s, the 1k-hit workload only, no memory run (a smoke test).
+# --workloads LIST: only these, comma-separated (e.g. 1k-hit,64k-hit); the memory run comes with
+# zipf-mix.
 set -euo pipefail
 
 ROUNDS=3
 DURATION=8
 QUICK=0
 BUILD=1
+SELECTED=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=1; ROUNDS=1; DURATION=2 ;;
         --rounds) ROUNDS="$2"; shift ;;
         --duration) DURATION="$2"; shift ;;
         --no-build) BUILD=0 ;;
-        -h|--help) sed -n '3,25p' "$0"; exit 0 ;;
+        --workloads) SELECTED="$2"; shift ;;
+        -h|--help) sed -n '3,30p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -70,12 +76,16 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 export PATH="$PATH:/usr/sbin:/sbin"
 
-if [ "$BUILD" -eq 1 ]; then
-    make -s deps
-    echo "==> building cache-proxy (release)"
-    swift build -c release --enable-all-traits --product cache-proxy >/dev/null
+if [ -n "${CACHE_PROXY_BIN:-}" ]; then
+    PROXY_BIN=$CACHE_PROXY_BIN
+else
+    if [ "$BUILD" -eq 1 ]; then
+        make -s deps
+        echo "==> building cache-proxy (release)"
+        swift build -c release --enable-all-traits --product cache-proxy >/dev/null
+    fi
+    PROXY_BIN="$(swift build -c release --enable-all-traits --show-bin-path)/cache-proxy"
 fi
-PROXY_BIN="$(swift build -c release --enable-all-traits --show-bin-path)/cache-proxy"
 [ -x "$PROXY_BIN" ] || { echo "error: $PROXY_BIN is missing (run without --no-build)" >&2; exit 1; }
 
 WORK=$(mktemp -d /tmp/proxy-bench.XXXXXX)
@@ -290,19 +300,32 @@ run_workload() { # name target
 echo "==> load before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "==> proxies on CPU $PROXY_CPU, wrk -t1 -c50 on CPU $LOAD_CPU, $ROUNDS round(s) of ${DURATION}s"
 HIT_BYTES=$((256 << 20))
-start_proxies "$HIT_BYTES"
-WORKLOADS=("1k-hit /1k")
-if [ "$QUICK" -eq 0 ]; then
-    WORKLOADS+=("64k-hit /64k" "1k-vary $WORK/vary.lua")
+if [ -z "$SELECTED" ]; then
+    SELECTED=1k-hit
+    [ "$QUICK" -eq 1 ] || SELECTED=1k-hit,64k-hit,1k-vary,zipf-mix
 fi
-for w in "${WORKLOADS[@]}"; do
-    set -- $w
-    echo "==> $1"
-    run_workload "$1" "$2"
+selected() { [[ ",$SELECTED," == *",$1,"* ]]; }
+for w in $(echo "$SELECTED" | tr ',' ' '); do
+    case "$w" in
+        1k-hit | 64k-hit | 1k-vary | zipf-mix) ;;
+        *) echo "error: unknown workload $w (1k-hit, 64k-hit, 1k-vary, zipf-mix)" >&2; exit 2 ;;
+    esac
 done
-stop_proxies
+WORKLOADS=()
+selected 1k-hit && WORKLOADS+=("1k-hit /1k")
+selected 64k-hit && WORKLOADS+=("64k-hit /64k")
+selected 1k-vary && WORKLOADS+=("1k-vary $WORK/vary.lua")
+if [ ${#WORKLOADS[@]} -gt 0 ]; then
+    start_proxies "$HIT_BYTES"
+    for w in "${WORKLOADS[@]}"; do
+        set -- $w
+        echo "==> $1"
+        run_workload "$1" "$2"
+    done
+    stop_proxies
+fi
 
-if [ "$QUICK" -eq 0 ]; then
+if selected zipf-mix; then
     # About 10% of the URLs fit: each entry counts its body, head and bookkeeping, ~2.8 KB.
     MIX_BYTES=$((MIX_ENTRIES * 2800))
     echo "==> zipf-mix ($URLS URLs, caches of $MIX_BYTES bytes)"
@@ -331,7 +354,7 @@ for w in $(awk '{ print $1 }' "$RESULTS" | uniq); do
     unset rps
 done
 
-if [ "$QUICK" -eq 0 ]; then
+if selected zipf-mix; then
     echo
     echo "==> cache-proxy resident memory, 1,000,000 requests of zipf-mix over $URLS URLs ($MIX_BYTES-byte cache)"
     start_proxies "$MIX_BYTES"

@@ -120,11 +120,13 @@ public final class CacheProxy: Service, Sendable {
             logger: configuration.logger
         )
         // Fresh memory hits are answered on the event loop; everything else goes to the handler.
+        let bodyBufferLimit = Self.hitBufferLimit(memoryCapacity: configuration.cache.memory.capacityBytes)
         let fastHit = FastHit(
             cache: cache,
             upstream: configuration.upstream,
             statusHeader: configuration.cacheStatusHeader,
-            metrics: metrics
+            metrics: metrics,
+            bodies: HitBodyBuffers(limitBytes: bodyBufferLimit)
         )
         let channelConfiguration = HTTP1Channel.Configuration(
             idleTimeout: configuration.idleTimeout.map(TimeAmount.init)
@@ -160,6 +162,15 @@ public final class CacheProxy: Service, Sendable {
             )
         )
         try await group.run()
+    }
+}
+
+extension CacheProxy {
+    /// The most bytes the shared buffers of hit bodies (``HitBodyBuffers``) are charged: an
+    /// eighth of the memory tier's budget, at most 64 MiB: what these buffers can add to the
+    /// cache's own memory.
+    static func hitBufferLimit(memoryCapacity: Int) -> Int {
+        min(memoryCapacity / 8, 64 << 20)
     }
 }
 

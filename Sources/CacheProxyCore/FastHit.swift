@@ -20,8 +20,16 @@ struct FastHit: Sendable {
     let upstream: Upstream
     let statusHeader: HTTPField.Name?
     let metrics: ProxyMetrics
+    /// The buffers of whole stored bodies, shared by the hits on them.
+    let bodies: HitBodyBuffers
 
-    func answer(_ incoming: HTTPRequest) -> (response: HTTPResponse, body: [UInt8])? {
+    /// The answer to `incoming`, or nil when it takes the ordinary path.
+    /// - Parameter allocator: allocates the body's buffer when it is not a whole stored body
+    ///   already kept in ``bodies``.
+    func answer(
+        _ incoming: HTTPRequest,
+        allocator: ByteBufferAllocator = ByteBufferAllocator()
+    ) -> (response: HTTPResponse, body: ByteBuffer)? {
         let fields = incoming.headerFields
         guard incoming.method == .get, incoming.authority != nil, fields[Self.host] == nil,
             fields[.contentLength] == nil, fields[.transferEncoding] == nil, fields[.connection] == nil,
@@ -39,7 +47,15 @@ struct FastHit: Sendable {
             for: outgoing
         )
         metrics.record(answer.status)
-        return (answer.response, answer.body)
+        // The whole stored body (the same storage: not cut to a range, not emptied) is written
+        // from its shared buffer; anything else is copied.
+        let isWholeBody =
+            !answer.body.isEmpty && answer.body.count == body.count
+            && answer.body.withUnsafeBufferPointer({ UInt(bitPattern: $0.baseAddress) })
+                == body.withUnsafeBufferPointer({ UInt(bitPattern: $0.baseAddress) })
+        let buffer =
+            isWholeBody ? bodies.buffer(for: body, allocator: allocator) : allocator.buffer(bytes: answer.body)
+        return (answer.response, buffer)
     }
 
     private static let host = HTTPField.Name("Host")!
@@ -69,12 +85,11 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
-            if passedOn == 0, let (response, body) = fastHit.answer(request) {
+            if passedOn == 0, let (response, body) = fastHit.answer(request, allocator: context.channel.allocator) {
                 answered = true
                 context.write(wrapOutboundOut(.head(response)), promise: nil)
-                if !body.isEmpty {
-                    let buffer = context.channel.allocator.buffer(bytes: body)
-                    context.write(wrapOutboundOut(.body(buffer)), promise: nil)
+                if body.readableBytes > 0 {
+                    context.write(wrapOutboundOut(.body(body)), promise: nil)
                 }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
                 return

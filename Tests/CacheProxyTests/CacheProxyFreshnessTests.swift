@@ -34,6 +34,31 @@ import Testing
         try await f.stop()
     }
 
+    @Test func aLargeBodyIsServedFromOneBufferAndNeverAfterItsRecordIsReplaced() async throws {
+        let f = try await ProxyFixture.start()
+        let old = String(repeating: "a", count: 65_536)
+        let new = String(repeating: "b", count: 65_536)
+        f.origin.enqueue(.ok(old, headers: [("Cache-Control", "max-age=10")]), for: "/big")
+        f.origin.enqueue(.ok(new, headers: [("Cache-Control", "max-age=10")]), for: "/big")
+        #expect(try await f.send("/big").cache == "MISS")
+        for _ in 0..<2 {
+            let hit = try await f.send("/big")
+            #expect(hit.status == 200 && hit.cache == "HIT" && hit.body == old)
+            #expect(hit.headers["Content-Length"] == ["65536"])
+        }
+        let ranged = try await f.send("/big", headers: [("Range", "bytes=65530-")])
+        #expect(ranged.status == 206 && ranged.body == "aaaaaa")
+        f.advance(20)  // stale, no validator: fetched again, the record replaced
+        let refetched = try await f.send("/big")
+        #expect(refetched.cache == "MISS" && refetched.body == new)
+        for _ in 0..<2 {
+            let hit = try await f.send("/big")
+            #expect(hit.cache == "HIT" && hit.body == new)
+        }
+        #expect(f.origin.requestCount == 2)
+        try await f.stop()
+    }
+
     @Test func aStaleResponseIsRevalidatedWith304AndServedWithItsBody() async throws {
         let f = try await ProxyFixture.start()
         f.origin.enqueue(.ok("v1", headers: [("Cache-Control", "max-age=10"), ("ETag", "\"v1\"")]), for: "/v")

@@ -56,4 +56,45 @@ import Testing
         }
         #expect(await cache.cachedResponse(for: ResponseCacheTests.request(url, [(.acceptEncoding, "gzip")])) == nil)
     }
+
+    /// The values a stored record and the memory lookup normalize once: one per name, in order,
+    /// nil for a name absent or not a field name.
+    @Test func normalizedValuesFollowTheNames() {
+        var fields = Self.fields(.acceptEncoding, ["GZIP, br"])
+        fields.append(HTTPField(name: HTTPField.Name("X-Mode")!, value: "a , b"))
+        let values = VaryRule.normalizedValues(of: ["accept-encoding", "x-missing", "x mode", "x-mode"], in: fields)
+        #expect(values == ["br,gzip", nil, nil, "a,b"])
+        #expect(VaryRule.areFieldNames(["accept-encoding", "x-mode"]) && !VaryRule.areFieldNames(["x mode"]))
+    }
+
+    /// Through a ResponseCache's memory lookup (the proxy's event-loop hit): each variant answers
+    /// its own spellings, and a response that varies on a name that is not a field name answers
+    /// nothing.
+    @Test func theMemoryLookupMatchesVariantsByTheirNormalizedValues() async throws {
+        let cache = try ResponseCache(configuration: .init(mode: .shared))
+        let url = "https://example.com/m"
+        for (encoding, body) in [("gzip, br", "zb"), ("gzip", "z")] {
+            let response = ResponseCacheTests.response(
+                body,
+                [(.cacheControl, "max-age=600"), (.vary, "Accept-Encoding")]
+            )
+            #expect(
+                try await cache.storeCachedResponse(
+                    response,
+                    for: ResponseCacheTests.request(url, [(.acceptEncoding, encoding)])
+                )
+            )
+        }
+        func body(_ encoding: String) -> String? {
+            cache.memoryLookup(ResponseCacheTests.request(url, [(.acceptEncoding, encoding)]))?.stored
+                .map { String(decoding: $0.body, as: UTF8.self) }
+        }
+        #expect(body("BR,gzip") == "zb" && body("gzip;q=1") == "z" && body("br") == nil)
+
+        let odd = "https://example.com/odd"
+        let response = ResponseCacheTests.response("o", [(.cacheControl, "max-age=600"), (.vary, "X Mode")])
+        #expect(try await cache.storeCachedResponse(response, for: ResponseCacheTests.request(odd)))
+        #expect(cache.memoryLookup(ResponseCacheTests.request(odd)) == nil)
+        #expect(await cache.cachedResponse(for: ResponseCacheTests.request(odd)) == nil)
+    }
 }

@@ -37,12 +37,20 @@ extension ResponseCache {
     /// response's own varying fields are still compared on every read, so that costs a miss,
     /// never a wrong answer.
     static func variantKey(primaryKey: String, names: [String], request: HTTPRequest) -> String {
+        variantKey(
+            primaryKey: primaryKey,
+            names: names,
+            values: VaryRule.normalizedValues(of: names, in: request.headerFields)
+        )
+    }
+
+    /// ``variantKey(primaryKey:names:request:)`` from the request's normalized `values` of `names`
+    /// (``VaryRule/normalizedValues(of:in:)``), for a caller that needs them again.
+    static func variantKey(primaryKey: String, names: [String], values normalized: [String?]) -> String {
         var values: [UInt8] = []
-        for name in names {
+        for (name, value) in zip(names, normalized) {
             values.append(contentsOf: name.utf8)
-            if let fieldName = HTTPField.Name(name),
-                let value = VaryRule.normalizedValue(of: fieldName, in: request.headerFields)
-            {
+            if let value {
                 values.append(UInt8(ascii: "="))
                 values.append(contentsOf: value.utf8)
             }
@@ -59,8 +67,18 @@ extension ResponseCache {
     private static let variantHasher = SipHash24(key: Array("LayeredCache.Vary".utf8.prefix(16)))
 
     /// Whether a stored response answers `request`'s varying fields (RFC 9111 §4.1).
-    static func matches(_ box: StoredRecord.Box, _ response: CachedResponse, _ request: HTTPRequest) -> Bool {
+    /// - Parameter requestValues: the request's normalized values of the box's `Vary` names, when
+    ///   the caller has them already (``VaryRule/normalizedValues(of:in:)``).
+    static func matches(
+        _ box: StoredRecord.Box,
+        _ response: CachedResponse,
+        _ request: HTTPRequest,
+        requestValues: [String?]? = nil
+    ) -> Bool {
         guard let names = box.varyFieldNames else { return false }
-        return names.isEmpty || VaryRule.matches(names: names, stored: response, request: request)
+        guard !names.isEmpty else { return true }
+        // The stored request's values were normalized once, when the record was made.
+        guard let stored = box.storedVaryValues else { return false }
+        return stored == (requestValues ?? VaryRule.normalizedValues(of: names, in: request.headerFields))
     }
 }

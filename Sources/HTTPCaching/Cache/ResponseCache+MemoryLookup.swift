@@ -27,11 +27,15 @@ extension ResponseCache {
         var triedKeys: Set<String> = []
         for variant in primary.variantIndex?.variants ?? [] {
             // As `matching`: only the variant whose key the request's own fields produce.
-            let variantKey = Self.variantKey(primaryKey: key.string, names: variant.fieldNames, request: request)
+            let values = VaryRule.normalizedValues(of: variant.fieldNames, in: request.headerFields)
+            let variantKey = Self.variantKey(primaryKey: key.string, names: variant.fieldNames, values: values)
             guard variantKey == variant.key, triedKeys.insert(variantKey).inserted else { continue }
             // Not in memory (on disk, say): the full lookup decides.
             guard let box = memoryRecord(CacheKey(variantKey)) else { return nil }
-            guard let response = box.response, Self.matches(box, response, request) else { continue }
+            let known = box.varyFieldNames == variant.fieldNames ? values : nil
+            guard let response = box.response, Self.matches(box, response, request, requestValues: known) else {
+                continue
+            }
             guard found == nil else { return nil }
             found = box
         }

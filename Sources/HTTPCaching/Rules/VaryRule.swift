@@ -54,16 +54,14 @@ enum VaryRule {
         return accepted.sorted().joined(separator: ",")
     }
 
-    /// Whether `request` carries the same values of `names` as the request `stored` answered.
-    static func matches(names: [String], stored: CachedResponse, request: HTTPRequest) -> Bool {
-        for name in names {
-            guard let fieldName = HTTPField.Name(name) else { return false }
-            if normalizedValue(of: fieldName, in: stored.varyingRequestFields)
-                != normalizedValue(of: fieldName, in: request.headerFields)
-            {
-                return false
-            }
-        }
-        return true
+    /// ``normalizedValue(of:in:)`` of each of `names` in `fields`, in order; nil for a name that
+    /// is absent or not a field name.
+    static func normalizedValues(of names: [String], in fields: HTTPFields) -> [String?] {
+        names.map { name in HTTPField.Name(name).flatMap { normalizedValue(of: $0, in: fields) } }
+    }
+
+    /// Whether every one of `names` is a valid field name (a name that is not never matches).
+    static func areFieldNames(_ names: [String]) -> Bool {
+        names.allSatisfy { HTTPField.Name($0) != nil }
     }
 }

@@ -78,6 +78,10 @@ enum StoredRecord: Sendable {
         /// For a response, its `Vary` field names (``VaryRule/fieldNames(in:)``): empty without
         /// `Vary`, nil for `Vary: *`. Empty for an index.
         let varyFieldNames: [String]?
+        /// For a response with `Vary`, the normalized values of its `Vary` names in the request
+        /// that produced it (``VaryRule/normalizedValues(of:in:)``), worked out once; nil when a
+        /// name is not a field name (such a response matches no request) or without `Vary`.
+        let storedVaryValues: [String?]?
         /// For a response, what its freshness needs, parsed once.
         let facts: FreshnessFacts?
         /// Whether the record is a response without `Vary`, which answers every request for its
@@ -95,7 +99,13 @@ enum StoredRecord: Sendable {
             memoryCost = Self.baseCost + 2 * metadataBytes
             if case .response(let response) = record {
                 self.response = response
-                varyFieldNames = parsed.map(\.varyNames) ?? VaryRule.fieldNames(in: response.response.headerFields)
+                let names = parsed.map(\.varyNames) ?? VaryRule.fieldNames(in: response.response.headerFields)
+                varyFieldNames = names
+                storedVaryValues =
+                    names.flatMap { list in
+                        guard !list.isEmpty, VaryRule.areFieldNames(list) else { return nil }
+                        return VaryRule.normalizedValues(of: list, in: response.varyingRequestFields)
+                    }
                 facts = FreshnessFacts(response, directives: parsed?.directives)
                 answersEveryRequest = varyFieldNames?.isEmpty == true
                 isMarkedStale = response.isMarkedStale
@@ -103,6 +113,7 @@ enum StoredRecord: Sendable {
                 isMarkedStale = false
                 response = nil
                 varyFieldNames = []
+                storedVaryValues = nil
                 facts = nil
                 answersEveryRequest = false
             }
