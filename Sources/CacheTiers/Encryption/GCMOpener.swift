@@ -65,8 +65,9 @@ final class GCMOpener: Sendable {
     /// ciphertext.
     /// - Parameters:
     ///   - nonce: 12 bytes.
-    ///   - output: at least as many bytes as `ciphertext`; on any answer but true, what it holds
-    ///     must not be used.
+    ///   - output: at least as many bytes as `ciphertext`, either the very bytes of `ciphertext`
+    ///     (opened in place) or bytes that do not overlap them; on any answer but true, what it
+    ///     holds must not be used.
     /// - Returns: true when the tag verifies; false when it does not, or when a libcrypto call
     ///   failed once `output` may have been written; nil, with nothing written, when libcrypto
     ///   could not be used (no context could be made, or a length beyond its range): the caller
