@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-#if OpenSSL && canImport(COpenSSLCrypto)
+#if OpenSSL && canImport(CCryptoAEAD)
 import CacheTestSupport
 import Crypto
 import Dispatch
@@ -10,7 +10,7 @@ import Testing
 
 @testable import CacheTiers
 
-/// The libcrypto opener of encrypted records (Linux) against swift-crypto, which seals them.
+/// The keyed-once opener of encrypted records (Linux) against swift-crypto, which seals them.
 @Suite struct GCMOpenerTests {
     struct Sealed {
         var nonce: [UInt8]
@@ -87,8 +87,8 @@ import Testing
         #expect(Self.open(sealed, with: other).0 == false)
     }
 
-    /// Many threads open at once through one opener's pool of contexts, each getting its own
-    /// bytes back (run under `--sanitize=thread` before changing the pool).
+    /// Many threads open at once through one opener's shared context, each getting its own bytes
+    /// back (run under `--sanitize=thread` before changing how the context is shared).
     @Test func concurrentOpensEachGetTheirOwnBytes() throws {
         let key = SymmetricKey(size: .bits256)
         let opener = try #require(key.withUnsafeBytes { GCMOpener(key: Array($0)) })

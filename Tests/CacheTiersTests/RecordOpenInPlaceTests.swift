@@ -49,8 +49,8 @@ import Testing
         }
     }
 
-    /// Values on both sides of the libcrypto opener's limit (16 KB; swift-crypto opens larger
-    /// records), compressed and stored raw, empty and one byte.
+    /// Values small and large (past 16 KB, where the libcrypto opener before this one handed over
+    /// to swift-crypto), compressed and stored raw, empty and one byte.
     static let values: [[UInt8]] = [
         [], [7], SampleData.json(approximateBytes: 4096), SampleData.random(count: 5000),
         SampleData.random(count: 20_000), SampleData.repetitive(count: 70_000),
@@ -74,7 +74,7 @@ import Testing
 
     /// Every single-bit change is refused, except in the checksum field, which the AEAD does not
     /// cover (it is zero in the associated data): there a change still opens to the same,
-    /// authentic bytes. Through libcrypto (a small record) and swift-crypto (past 16 KB).
+    /// authentic bytes. A small record and one past 16 KB.
     @Test(arguments: [300, 20_000])
     func refusesEveryChangedBitOutsideTheChecksumField(valueBytes: Int) throws {
         let (plain, sealed) = try sealedRecord(SampleData.random(count: valueBytes, seed: UInt64(valueBytes))).pair
@@ -121,8 +121,8 @@ import Testing
         #expect(foreign == nil)
     }
 
-    /// Eight threads open copies of sealed records at once through one cipher (one pool of
-    /// libcrypto contexts, and swift-crypto past 16 KB), each getting its own record back.
+    /// Eight threads open copies of sealed records at once through one cipher (one shared opener
+    /// context), each getting its own record back.
     @Test func concurrentOpensEachGetTheirOwnRecord() throws {
         let records = try (0..<8).map { index in
             try sealedRecord(

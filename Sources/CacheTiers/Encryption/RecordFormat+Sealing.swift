@@ -102,8 +102,8 @@ extension RecordFormat {
             scratch.copyMemory(from: UnsafeRawBufferPointer(rebasing: record[..<ciphertextOffset]))
             scratch.storeBytes(of: 0, toByteOffset: checksumOffset, as: UInt32.self)
             let associated = UnsafeRawBufferPointer(rebasing: scratch[..<nonceOffset])
-            #if OpenSSL && canImport(COpenSSLCrypto)
-            if let opener = key.opener, record.count <= GCMOpener.preferredRecordLimit {
+            #if OpenSSL && canImport(CCryptoAEAD)
+            if let opener = key.opener {
                 let authentic = opener.open(
                     nonce: UnsafeRawBufferPointer(rebasing: scratch[nonceOffset...]),
                     authenticated: associated,
