@@ -105,6 +105,44 @@ import Testing
         #expect(failures.load(ordering: .relaxed) == 0)
     }
 
+    /// Opening in place (the output is the ciphertext's own bytes) gives the plaintext; an output
+    /// that overlaps the ciphertext anywhere else is not tried (nil), as BoringSSL forbids it.
+    @Test func opensInPlaceAndRefusesToTryAPartialOverlap() throws {
+        let key = SymmetricKey(size: .bits256)
+        let opener = try #require(key.withUnsafeBytes { GCMOpener(key: Array($0)) })
+        let plaintext = SampleData.json(approximateBytes: 1200, seed: 3)
+        let sealed = try Self.seal(plaintext, key: key, authenticated: [1, 2])
+        var buffer = sealed.ciphertext + [UInt8](repeating: 0, count: 8)
+        let count = sealed.ciphertext.count
+        let results = sealed.nonce.withUnsafeBytes { nonce in
+            sealed.authenticated.withUnsafeBytes { authenticated in
+                sealed.tag.withUnsafeBytes { tag in
+                    buffer.withUnsafeMutableBytes { bytes in
+                        let ciphertext = UnsafeRawBufferPointer(rebasing: bytes[..<count])
+                        let shifted = opener.open(
+                            nonce: nonce,
+                            authenticated: authenticated,
+                            ciphertext: ciphertext,
+                            tag: tag,
+                            into: UnsafeMutableRawBufferPointer(rebasing: bytes[4...])
+                        )
+                        let inPlace = opener.open(
+                            nonce: nonce,
+                            authenticated: authenticated,
+                            ciphertext: ciphertext,
+                            tag: tag,
+                            into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<count])
+                        )
+                        return (shifted, inPlace)
+                    }
+                }
+            }
+        }
+        #expect(results.0 == nil)
+        #expect(results.1 == true)
+        #expect(Array(buffer[..<count]) == plaintext)
+    }
+
     /// A key of the wrong length makes no opener: the cipher then opens with swift-crypto.
     @Test func aKeyOfTheWrongLengthMakesNoOpener() {
         #expect(GCMOpener(key: [UInt8](repeating: 1, count: 16)) == nil)
