@@ -25,18 +25,15 @@ WITH_POSTGRES := scripts/with-postgres.sh
 all: test
 
 # liblz4 through pkg-config: apt-get on Debian/Ubuntu, brew on macOS, a clear message elsewhere.
-# On Linux also OpenSSL's libcrypto (libssl-dev), for the OpenSSL trait that every make target
-# enables (README, "Traits").
-NEEDS_LIBCRYPTO := $(if $(filter Linux,$(shell uname -s)),yes,)
+# (The OpenSSL trait needs no system library: it uses swift-crypto's BoringSSL; README, "Traits".)
 deps:
-	@if pkg-config --exists liblz4 2>/dev/null && \
-		{ [ -z "$(NEEDS_LIBCRYPTO)" ] || pkg-config --exists libcrypto 2>/dev/null; }; then \
+	@if pkg-config --exists liblz4 2>/dev/null; then \
 		exit 0; \
 	elif command -v apt-get >/dev/null 2>&1; then \
 		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
-		echo "==> installing liblz4-dev, libssl-dev and pkg-config with apt-get"; \
-		$$SUDO apt-get install -y -q liblz4-dev libssl-dev pkg-config >/dev/null 2>&1 || \
-		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q liblz4-dev libssl-dev pkg-config; }; \
+		echo "==> installing liblz4-dev and pkg-config with apt-get"; \
+		$$SUDO apt-get install -y -q liblz4-dev pkg-config >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q liblz4-dev pkg-config; }; \
 	elif [ "$$(uname -s)" = "Darwin" ] && command -v brew >/dev/null 2>&1; then \
 		echo "==> installing lz4 and pkg-config with brew"; \
 		brew install lz4 pkg-config; \
@@ -47,8 +44,6 @@ deps:
 		exit 1; \
 	fi
 	@pkg-config --exists liblz4 || { echo "error: liblz4 is still not visible to pkg-config" >&2; exit 1; }
-	@[ -z "$(NEEDS_LIBCRYPTO)" ] || pkg-config --exists libcrypto || \
-		{ echo "error: OpenSSL's libcrypto (libssl-dev) is not visible to pkg-config" >&2; exit 1; }
 	@$(MAKE) --no-print-directory deps-postgres
 
 # The PostgreSQL server for the shared-tier tests (Debian's postgresql package) when initdb is

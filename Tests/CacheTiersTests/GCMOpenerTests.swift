@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-#if OpenSSL && canImport(COpenSSLCrypto)
+#if OpenSSL && canImport(CCryptoAEAD)
 import CacheTestSupport
 import Crypto
 import Dispatch
@@ -10,7 +10,7 @@ import Testing
 
 @testable import CacheTiers
 
-/// The libcrypto opener of encrypted records (Linux) against swift-crypto, which seals them.
+/// The keyed-once opener of encrypted records (Linux) against swift-crypto, which seals them.
 @Suite struct GCMOpenerTests {
     struct Sealed {
         var nonce: [UInt8]
@@ -87,8 +87,8 @@ import Testing
         #expect(Self.open(sealed, with: other).0 == false)
     }
 
-    /// Many threads open at once through one opener's pool of contexts, each getting its own
-    /// bytes back (run under `--sanitize=thread` before changing the pool).
+    /// Many threads open at once through one opener's shared context, each getting its own bytes
+    /// back (run under `--sanitize=thread` before changing how the context is shared).
     @Test func concurrentOpensEachGetTheirOwnBytes() throws {
         let key = SymmetricKey(size: .bits256)
         let opener = try #require(key.withUnsafeBytes { GCMOpener(key: Array($0)) })
@@ -103,6 +103,44 @@ import Testing
             }
         }
         #expect(failures.load(ordering: .relaxed) == 0)
+    }
+
+    /// Opening in place (the output is the ciphertext's own bytes) gives the plaintext; an output
+    /// that overlaps the ciphertext anywhere else is not tried (nil), as BoringSSL forbids it.
+    @Test func opensInPlaceAndRefusesToTryAPartialOverlap() throws {
+        let key = SymmetricKey(size: .bits256)
+        let opener = try #require(key.withUnsafeBytes { GCMOpener(key: Array($0)) })
+        let plaintext = SampleData.json(approximateBytes: 1200, seed: 3)
+        let sealed = try Self.seal(plaintext, key: key, authenticated: [1, 2])
+        var buffer = sealed.ciphertext + [UInt8](repeating: 0, count: 8)
+        let count = sealed.ciphertext.count
+        let results = sealed.nonce.withUnsafeBytes { nonce in
+            sealed.authenticated.withUnsafeBytes { authenticated in
+                sealed.tag.withUnsafeBytes { tag in
+                    buffer.withUnsafeMutableBytes { bytes in
+                        let ciphertext = UnsafeRawBufferPointer(rebasing: bytes[..<count])
+                        let shifted = opener.open(
+                            nonce: nonce,
+                            authenticated: authenticated,
+                            ciphertext: ciphertext,
+                            tag: tag,
+                            into: UnsafeMutableRawBufferPointer(rebasing: bytes[4...])
+                        )
+                        let inPlace = opener.open(
+                            nonce: nonce,
+                            authenticated: authenticated,
+                            ciphertext: ciphertext,
+                            tag: tag,
+                            into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<count])
+                        )
+                        return (shifted, inPlace)
+                    }
+                }
+            }
+        }
+        #expect(results.0 == nil)
+        #expect(results.1 == true)
+        #expect(Array(buffer[..<count]) == plaintext)
     }
 
     /// A key of the wrong length makes no opener: the cipher then opens with swift-crypto.

@@ -99,7 +99,7 @@ package final class DiskReader: Sendable {
             stripe.misses.add(1, ordering: .relaxed)
             return .miss
         }
-        guard let record else {
+        guard var record else {
             drop(
                 location,
                 segment: reference.segment,
@@ -109,7 +109,7 @@ package final class DiskReader: Sendable {
             return .corrupt(bytesRead: 0)
         }
         stripe.bytesRead.add(record.count, ordering: .relaxed)
-        let outcome = record.withUnsafeBytes { decode($0, key: key) }
+        let outcome = record.withUnsafeMutableBytes { decode($0, key: key) }
         switch outcome {
         case .hit:
             stripe.hits.add(1, ordering: .relaxed)
@@ -129,8 +129,9 @@ package final class DiskReader: Sendable {
         return outcome
     }
 
-    /// Verifies and decodes the bytes of one record.
-    private func decode(_ bytes: UnsafeRawBufferPointer, key: CacheKey) -> Outcome {
+    /// Verifies and decodes the bytes of one record; an encrypted one is opened in place.
+    private func decode(_ record: UnsafeMutableRawBufferPointer, key: CacheKey) -> Outcome {
+        let bytes = UnsafeRawBufferPointer(record)
         let count = bytes.count
         guard let header = RecordFormat.parseHeader(bytes), header.recordLength == count else {
             return .corrupt(bytesRead: count)
@@ -141,12 +142,9 @@ package final class DiskReader: Sendable {
                 guard RecordFormat.computeChecksum(bytes) == header.checksum else { return .corrupt(bytesRead: count) }
                 return .unauthenticated(bytesRead: count)
             }
-            guard let plain = RecordFormat.unseal(bytes, header: header, cipher: cipher)
+            guard let (plain, plainHeader) = RecordFormat.openInPlace(record, header: header, cipher: cipher)
             else { return .unauthenticated(bytesRead: count) }
-            return plain.withUnsafeBytes { plain in
-                guard let plainHeader = RecordFormat.parseHeader(plain) else { return .corrupt(bytesRead: count) }
-                return decodeVerified(plain, header: plainHeader, key: key, bytesRead: count)
-            }
+            return decodeVerified(plain, header: plainHeader, key: key, bytesRead: count)
         }
         guard RecordFormat.computeChecksum(bytes) == header.checksum else { return .corrupt(bytesRead: count) }
         guard !header.flags.contains(.encrypted) else { return .unauthenticated(bytesRead: count) }

@@ -28,9 +28,9 @@ package final class RecordCipher: Sendable {
         package let id: UInt64
         let records: SymmetricKey
         let keyCheck: SymmetricKey
-        #if OpenSSL && canImport(COpenSSLCrypto)
-        /// Opens records sealed with ``records`` through contexts keyed once (Linux); nil when
-        /// libcrypto cannot, and then swift-crypto opens them.
+        #if OpenSSL && canImport(CCryptoAEAD)
+        /// Opens records sealed with ``records`` through a context keyed once (Linux); nil when
+        /// BoringSSL cannot make one, and then swift-crypto opens them.
         let opener: GCMOpener?
         #endif
 
@@ -49,7 +49,7 @@ package final class RecordCipher: Sendable {
                 info: Array("key check v1".utf8),
                 outputByteCount: 32
             )
-            #if OpenSSL && canImport(COpenSSLCrypto)
+            #if OpenSSL && canImport(CCryptoAEAD)
             opener = records.withUnsafeBytes { GCMOpener(key: Array($0)) }
             #endif
         }

@@ -64,88 +64,76 @@ extension RecordFormat {
         }
     }
 
-    /// Opens a verified encrypted record.
+    /// Opens a verified encrypted record into a new array (inspection and re-sealing; the read
+    /// path opens in place, with ``openInPlace(_:header:cipher:)``).
     /// - Returns: the plain record (the header without the `encrypted` flag or key id, then key,
     ///   metadata and stored value), or nil when the record's key was not given or it does not
     ///   authenticate.
     package static func unseal(_ record: UnsafeRawBufferPointer, header: RecordHeader, cipher: RecordCipher) -> [UInt8]?
     {
-        guard header.flags.contains(.encrypted), let key = cipher.key(recordID: header.keyID) else { return nil }
+        var copy = [UInt8](record)
+        return copy.withUnsafeMutableBytes { bytes in
+            openInPlace(bytes, header: header, cipher: cipher).map { [UInt8]($0.plain) }
+        }
+    }
+
+    /// Opens an encrypted record where it lies: the plaintext is decrypted over the ciphertext
+    /// and the plain header written just before it, over the nonce and the keyed digest, so a
+    /// disk hit neither allocates nor copies to open its record.
+    /// - Parameters:
+    ///   - record: exactly one encrypted record, `header.recordLength` bytes; overwritten.
+    ///   - header: its header, as parsed.
+    /// - Returns: the plain record, a part of `record` (the header without the `encrypted` flag or
+    ///   key id, then key, metadata and stored value), and its header; nil when the record's key
+    ///   was not given or it does not authenticate, and then what `record` holds must not be used.
+    package static func openInPlace(
+        _ record: UnsafeMutableRawBufferPointer,
+        header: RecordHeader,
+        cipher: RecordCipher
+    ) -> (plain: UnsafeRawBufferPointer, header: RecordHeader)? {
+        guard header.flags.contains(.encrypted), header.recordLength == record.count,
+            let key = cipher.key(recordID: header.keyID)
+        else { return nil }
+        let tagOffset = record.count - tagCount
+        let ciphertext = UnsafeMutableRawBufferPointer(rebasing: record[ciphertextOffset..<tagOffset])
+        // The associated data (the checksum field as zero) and the nonce, copied out first: the
+        // plain header is written over them.
+        let opened = withUnsafeTemporaryAllocation(byteCount: ciphertextOffset, alignment: 8) { scratch in
+            scratch.copyMemory(from: UnsafeRawBufferPointer(rebasing: record[..<ciphertextOffset]))
+            scratch.storeBytes(of: 0, toByteOffset: checksumOffset, as: UInt32.self)
+            let associated = UnsafeRawBufferPointer(rebasing: scratch[..<nonceOffset])
+            #if OpenSSL && canImport(CCryptoAEAD)
+            if let opener = key.opener {
+                let authentic = opener.open(
+                    nonce: UnsafeRawBufferPointer(rebasing: scratch[nonceOffset...]),
+                    authenticated: associated,
+                    ciphertext: UnsafeRawBufferPointer(ciphertext),
+                    tag: UnsafeRawBufferPointer(rebasing: record[tagOffset...]),
+                    into: ciphertext
+                )
+                if let authentic { return authentic }
+                // nil: nothing was tried or written; swift-crypto opens it below.
+            }
+            #endif
+            guard
+                let payload = try? AES.GCM.open(
+                    // Nonce, ciphertext and tag back to back: AES-GCM's "combined" form.
+                    AES.GCM.SealedBox(combined: UnsafeRawBufferPointer(rebasing: record[nonceOffset...])),
+                    using: key.records,
+                    authenticating: associated
+                ), payload.count == ciphertext.count
+            else { return false }
+            ciphertext.copyBytes(from: payload)
+            return true
+        }
+        guard opened else { return nil }
         var plainHeader = header
         plainHeader.flags.remove(.encrypted)
         plainHeader.keyID = 0
-        #if OpenSSL && canImport(COpenSSLCrypto)
-        if let opener = key.opener, record.count <= GCMOpener.preferredRecordLimit {
-            switch unseal(record, plainHeader: plainHeader, opener: opener) {
-            case .opened(let plain): return plain
-            case .refused: return nil
-            case .unavailable: break  // nothing was tried: swift-crypto opens it below
-            }
-        }
-        #endif
-        let opened = withUnsafeTemporaryAllocation(byteCount: nonceOffset, alignment: 8) { associated in
-            associated.copyMemory(from: UnsafeRawBufferPointer(rebasing: record[..<nonceOffset]))
-            associated.storeBytes(of: 0, toByteOffset: checksumOffset, as: UInt32.self)
-            return try? AES.GCM.open(
-                // Nonce, ciphertext and tag back to back: AES-GCM's "combined" form.
-                AES.GCM.SealedBox(combined: UnsafeRawBufferPointer(rebasing: record[nonceOffset...])),
-                using: key.records,
-                authenticating: UnsafeRawBufferPointer(associated)
-            )
-        }
-        guard let payload = opened else { return nil }
-        let length = headerSize + payload.count
-        return [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
-            let plain = UnsafeMutableRawBufferPointer(buffer)
-            write(plainHeader, into: plain)
-            UnsafeMutableRawBufferPointer(rebasing: plain[headerSize...]).copyBytes(from: payload)
-            initialized = length
-        }
+        let plain = UnsafeMutableRawBufferPointer(rebasing: record[(ciphertextOffset - headerSize)..<tagOffset])
+        write(plainHeader, into: plain)
+        return (UnsafeRawBufferPointer(plain), plainHeader)
     }
-
-    #if OpenSSL && canImport(COpenSSLCrypto)
-    private enum Unsealed {
-        case opened([UInt8])
-        case refused
-        case unavailable
-    }
-
-    /// ``unseal(_:header:cipher:)`` through `opener`: the plaintext is decrypted straight into
-    /// the plain record, after its header. (Opening in place, into the bytes read, measured no
-    /// faster: the allocation is not where the time goes.)
-    private static func unseal(
-        _ record: UnsafeRawBufferPointer,
-        plainHeader: RecordHeader,
-        opener: GCMOpener
-    ) -> Unsealed {
-        let ciphertextCount = record.count - ciphertextOffset - tagCount
-        guard ciphertextCount >= 0 else { return .refused }
-        let tagOffset = ciphertextOffset + ciphertextCount
-        let length = headerSize + ciphertextCount
-        var authentic: Bool?
-        let plain = [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
-            let plain = UnsafeMutableRawBufferPointer(buffer)
-            authentic = withUnsafeTemporaryAllocation(byteCount: nonceOffset, alignment: 8) { associated in
-                associated.copyMemory(from: UnsafeRawBufferPointer(rebasing: record[..<nonceOffset]))
-                associated.storeBytes(of: 0, toByteOffset: checksumOffset, as: UInt32.self)
-                return opener.open(
-                    nonce: UnsafeRawBufferPointer(rebasing: record[nonceOffset..<ciphertextOffset]),
-                    authenticated: UnsafeRawBufferPointer(associated),
-                    ciphertext: UnsafeRawBufferPointer(rebasing: record[ciphertextOffset..<tagOffset]),
-                    tag: UnsafeRawBufferPointer(rebasing: record[tagOffset...]),
-                    into: UnsafeMutableRawBufferPointer(rebasing: plain[headerSize...])
-                )
-            }
-            write(plainHeader, into: plain)
-            initialized = length
-        }
-        switch authentic {
-        case true?: return .opened(plain)
-        case false?: return .refused
-        case nil: return .unavailable
-        }
-    }
-    #endif
 
     /// The digest the index keys a put record by: the keyed digest a sealed record carries, or the
     /// hash of a plain record's key.
