@@ -78,36 +78,6 @@ import Testing
         #expect(await cache.cachedResponse(for: Self.request("https://api.example.com/v1/other")) == nil)
     }
 
-    /// A memory hit's lookup makes no key string until asked: its key is the key an unread lookup
-    /// builds, the lookup found what `cachedResponse` finds, and storing through it replaces the
-    /// response. A `HEAD` that finds a stored `GET` (the rest of the read) keeps the `HEAD` key.
-    @Test func aMemoryHitsLookupMakesItsKeyWhenAsked() async throws {
-        let cache = try ResponseCache(configuration: Self.configuration(nil))
-        let request = Self.request("https://API.example.com:443/v1/items?x=1")
-        try await cache.storeCachedResponse(Self.response("one"), for: request)
-        guard case .hit(let memoryHit) = cache.startLookup(request) else {
-            Issue.record("a memory hit finishes in the memory tier")
-            return
-        }
-        #expect(body(memoryHit.stored) == "one")
-        let hit = cache.lookup(request, hit: memoryHit)
-        #expect(hit.key == cache.unreadLookup(request).key)
-        #expect(hit.key?.string == "GET https://api.example.com/v1/items?x=1")
-        #expect(hit.keyed().key == hit.key)
-        #expect(body(hit.stored) == "one")
-        #expect(try await cache.storeCachedResponse(Self.response("two"), for: hit))
-        #expect(body(await cache.cachedResponse(for: request)) == "two")
-
-        let head = Self.request("https://api.example.com/v1/items?x=1", method: .head)
-        guard case .pending(let pending) = cache.startLookup(head) else {
-            Issue.record("a HEAD with nothing of its own goes on to the stored GET")
-            return
-        }
-        let lookup = await cache.finishLookup(pending)
-        #expect(body(lookup.stored) == "two")
-        #expect(lookup.key?.string == "HEAD https://api.example.com/v1/items?x=1")
-    }
-
     /// Linux URLCache defect: it ignored the query and the scheme (`?page=1` answered `?page=2`).
     @Test(arguments: [
         ("https://h.example/list?page=1", "https://h.example/list?page=2", false),
