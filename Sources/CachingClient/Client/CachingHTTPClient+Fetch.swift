@@ -121,12 +121,7 @@ extension CachingHTTPClient {
     func lookup(for call: Call) async -> ResponseLookup {
         let isSafe = call.request.method == .get || call.request.method == .head
         guard isSafe, call.policy.kind != .networkOnly else { return cache.unreadLookup(call.request) }
-        // A memory hit is answered without calling (and suspending in) an async function.
-        switch cache.startLookup(call.request) {
-        case .hit(let hit): return cache.lookup(call.request, hit: hit)
-        case .done(let lookup): return lookup
-        case .pending(let pending): return await cache.finishLookup(pending)
-        }
+        return await cache.lookup(call.request)
     }
 }
 

@@ -154,10 +154,6 @@ public struct FetchResult: Sendable {
         set { content = .parts(newValue) }
     }
 
-    /// An empty userInfo made once: a `[:]` literal builds its dictionary from a list of
-    /// `(String, UserInfoValue)` tuples, whose type the runtime looks up on every answer.
-    private static let noUserInfo: [String: UserInfoValue] = [:]
-
     /// Takes userInfo and completeness from the stored response the answer came from, or was
     /// stored as.
     mutating func describe(_ stored: CachedResponse) {
@@ -183,7 +179,7 @@ public struct FetchResult: Sendable {
                 body: body,
                 fetchedAt: fetchedAt,
                 validatedAt: validatedAt,
-                userInfo: Self.noUserInfo,
+                userInfo: [:],
                 isComplete: true
             )
         )

@@ -23,8 +23,8 @@ extension ResponseCache {
         }
     }
 
-    /// A lookup begun in the memory tier, synchronously: done when the memory tier answered it
-    /// (a hit on a response without `Vary`, a closed cache, a request without a URL), else
+    /// A lookup begun in the memory tier, synchronously: a hit on a response without `Vary`;
+    /// done when nothing more can be read (a closed cache, a request without a URL); else
     /// pending, to finish with ``finishLookup(_:)`` — which does not ask the memory tier again.
     package enum LookupStart: Sendable {
         /// A decoded response without `Vary` in memory: the answer to every request for its key.
