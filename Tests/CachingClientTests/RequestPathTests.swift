@@ -85,6 +85,50 @@ import Testing
         await f.stop()
     }
 
+    /// A fresh hit's result takes errors without losing the stored response it reads in place,
+    /// and clearing an error it does not have changes nothing.
+    @Test func aFreshHitsResultTakesErrorsAndKeepsItsFields() async throws {
+        let f = try await Fixture.make()
+        f.origin.enqueue(.ok("kept", headers: [("Cache-Control", "max-age=60")]), for: "/e")
+        #expect(await f.client.fetch(f.request("/e")).source == .network)
+        f.advance(2)
+        var hit = await f.client.fetch(f.request("/e"))
+        #expect(hit.source == .cache)
+        #expect(hit.error == nil && hit.cacheError == nil)
+        hit.error = nil
+        hit.cacheError = CachingClientError(code: .storage, message: "full")
+        hit.error = CachingClientError(code: .timeout, message: "slow")
+        #expect(hit.error?.code == .timeout)
+        #expect(hit.cacheError?.code == .storage)
+        #expect(hit.text == "kept")
+        #expect(hit.response?.headerFields[.age] == "2")
+        hit.error = nil
+        #expect(hit.error == nil)
+        #expect(hit.cacheError?.code == .storage)
+        #expect(hit.text == "kept")
+        await f.stop()
+    }
+
+    /// A `HEAD` is answered fresh from the stored `GET`, without its body; the one-argument
+    /// `fetch` and the full one give the same answers.
+    @Test func aHeadHitHasNoBodyAndBothFetchesAgree() async throws {
+        let f = try await Fixture.make()
+        f.origin.enqueue(.ok("whole", headers: [("Cache-Control", "max-age=60")]), for: "/h")
+        #expect(await f.client.fetch(f.request("/h")).source == .network)
+        var head = f.request("/h")
+        head.method = .head
+        let short = await f.client.fetch(head)
+        let full = await f.client.fetch(head, policy: .useProtocolCachePolicy)
+        for answer in [short, full] {
+            #expect(answer.source == .cache)
+            #expect(answer.body == [])
+            #expect(answer.response?.status == .ok)
+        }
+        #expect(await f.client.fetch(f.request("/h")).text == "whole")
+        #expect(f.client.networkRequestCount == 1)
+        await f.stop()
+    }
+
     /// Defect 1, through the client: a 304 does not bring back a field the request's hook strips.
     @Test func theRequestsHookAppliesWhenA304Freshens() async throws {
         let f = try await Fixture.make()

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import CacheTiers
+import Foundation
 import HTTPTypes
 import Testing
 
@@ -40,5 +41,15 @@ import Testing
         let lookup = await cache.finishLookup(pending)
         #expect(body(lookup.stored) == "two")
         #expect(lookup.key?.string == "HEAD https://api.example.com/v1/items?x=1")
+    }
+
+    /// The default clock is the wall clock to within a scheduler tick: it lags `Date()` by at most
+    /// a few milliseconds and is never ahead of it.
+    @Test func theDefaultClockIsTheWallClockWithinATick() {
+        let before = Date()
+        let now = ResponseCache.systemNow()
+        let after = Date()
+        #expect(now.timeIntervalSince(before) > -0.05)
+        #expect(now.timeIntervalSince(after) <= 0.001)
     }
 }

@@ -82,7 +82,7 @@ extension CachingHTTPClient {
         return answer(
             from: call.request.method == .head ? stored.withoutBody : stored,
             freshness: .stale(stored.isMarkedStale ? .markedStale : .expired),
-            ttl: call.freshness,
+            softTTL: call.freshness.softTTL,
             now: at,
             isFinal: false
         )

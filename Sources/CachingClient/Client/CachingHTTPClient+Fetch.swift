@@ -34,16 +34,55 @@ extension CachingHTTPClient {
         delegate: (any CachingHTTPClientDelegate)? = nil
     ) async -> FetchResult {
         let policy = policy ?? configuration.policy
-        let freshness = freshness ?? configuration.freshness
         guard delegate == nil, !hasDelegate else {
+            let freshness = freshness ?? configuration.freshness
             return await observedFetch(makeCall(request, body, policy, freshness, willCache, delegate)) { _ in }
         }
-        // The hot path builds no call: a fresh memory hit is answered from what start found.
+        return await fetch(request, body, policy, freshness, willCache)
+    }
+
+    /// Fetches `request` under the configuration's policy and freshness class:
+    /// ``fetch(_:body:policy:freshness:willCache:delegate:)`` with every other argument left out,
+    /// the most common call, which passes and drops none of them.
+    /// - Parameter request: the request; its URL must be absolute.
+    /// - Returns: the final answer.
+    public func fetch(_ request: HTTPRequest) async -> FetchResult {
+        guard !hasDelegate else {
+            let call = makeCall(request, nil, configuration.policy, configuration.freshness, nil, nil)
+            return await observedFetch(call) { _ in }
+        }
+        return await fetch(request, nil, configuration.policy, nil, nil)
+    }
+
+    /// ``fetch(_:body:policy:freshness:willCache:delegate:)`` without delegates.
+    @inline(__always)
+    private func fetch(
+        _ request: HTTPRequest,
+        _ body: [UInt8]?,
+        _ policy: CachePolicy,
+        _ freshness: FreshnessClass?,
+        _ willCache: WillCache?
+    ) async -> FetchResult {
+        var rest = Rest.unread
+        if let answer = freshHit(request, policy, freshness, rest: &rest) { return answer }
+        return await fetch(request, body, policy, freshness ?? configuration.freshness, willCache, rest)
+    }
+
+    /// The rest of ``fetch(_:body:policy:freshness:willCache:delegate:)`` after the memory tier
+    /// did not answer it fresh.
+    private func fetch(
+        _ request: HTTPRequest,
+        _ body: [UInt8]?,
+        _ policy: CachePolicy,
+        _ freshness: FreshnessClass,
+        _ willCache: WillCache?,
+        _ rest: Rest
+    ) async -> FetchResult {
         let lookup: ResponseLookup
         let at: Date
-        switch start(request, policy, freshness) {
-        case .answered(let result):
-            return result
+        switch rest {
+        case .unread:
+            (lookup, at) = (cache.unreadLookup(request), now)
         case .lookedUp(let found, let now):
             (lookup, at) = (found, now)
         case .pending(let pending):
@@ -207,7 +246,7 @@ extension CachingHTTPClient {
             return answer(
                 from: request.method == .head ? stored.withoutBody : stored,
                 freshness: freshness,
-                ttl: call.freshness,
+                softTTL: call.freshness.softTTL,
                 now: at,
                 timing: (decision.age, decision.freshnessLifetime),
                 isFinal: isFinal,

@@ -296,7 +296,7 @@ extension CachingHTTPClient {
                 error = Self.notValidated(step.freshness, underlying: error)
             }
             let head = step.original.method == .head ? stored.withoutBody : stored
-            return answer(from: head, freshness: .stale(reason), ttl: step.freshness, now: at, error: error)
+            return answer(from: head, freshness: .stale(reason), softTTL: step.freshness.softTTL, now: at, error: error)
         }
         guard let response = outcome.response else {
             var result = FetchResult(

@@ -107,6 +107,8 @@ public final class CachingHTTPClient: Sendable, Service {
     let exchanges = Atomic<Int>(0)
     /// Whether the configuration has a delegate (read on every fetch without copying it).
     let hasDelegate: Bool
+    /// The TTL facts of the configuration's freshness class, read on every fetch that names none.
+    let defaultTTLFacts: TTLFacts
 
     /// Creates a client.
     /// - Parameters:
@@ -119,6 +121,7 @@ public final class CachingHTTPClient: Sendable, Service {
         self.configuration = configuration
         self.wallClock = cache.configuration.now
         self.hasDelegate = configuration.delegate != nil
+        self.defaultTTLFacts = TTLFacts(configuration.freshness)
     }
 
     /// How many requests the client has sent to the transport.

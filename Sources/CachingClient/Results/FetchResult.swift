@@ -77,20 +77,16 @@ public struct FetchResult: Sendable {
     /// The network's failure when it was tried and failed, or why it was not tried; nil otherwise.
     /// A stale answer served because the network failed carries it too.
     public var error: CachingClientError? {
-        get { errorBox?.error }
-        set { errorBox = newValue.map(ErrorBox.init) }
+        get { read({ _ in nil }, { $0.error }) }
+        set { if newValue != nil || isParts { parts.error = newValue } }
     }
-    /// ``error`` out of line: a result is copied on every answer, and most have none.
-    private var errorBox: ErrorBox?
     /// What went wrong with the cache while the answer was made, beside a good answer:
     /// ``CachingClientError/Code/closed`` (the cache was closed: nothing was read or stored) or
     /// ``CachingClientError/Code/storage`` (the answer could not be stored). Nil otherwise.
     public var cacheError: CachingClientError? {
-        get { cacheErrorBox?.error }
-        set { cacheErrorBox = newValue.map(ErrorBox.init) }
+        get { read({ _ in nil }, { $0.cacheError }) }
+        set { if newValue != nil || isParts { parts.cacheError = newValue } }
     }
-    /// ``cacheError`` out of line: it is rare, and a result is copied on every answer.
-    private var cacheErrorBox: ErrorBox?
     /// The userInfo stored with the answer (`userInfo`, after the
     /// hooks and delegates): empty for an answer that was not stored.
     public internal(set) var userInfo: [String: UserInfoValue] {
@@ -107,12 +103,26 @@ public struct FetchResult: Sendable {
 
     /// What the answer is made of: a stored response that an answer from the cache reads in
     /// place (one reference, however many fields it has), or the parts of any other answer (or of
-    /// a cache answer once one of them is set).
+    /// a cache answer once one of them, or an error, is set).
+    ///
+    /// It is the result's one reference-counted field: a result is returned through every layer
+    /// of a call, and with one reference to count it is copied and dropped inline. (With `Parts`
+    /// inline, or the errors in a field of their own, every copy went through outlined value
+    /// witnesses.)
     private var content: Content
 
+    /// Both cases are one reference, so a result copies and drops in a few instructions (it is
+    /// returned through every layer of a call; a `Parts` inline made it a multi-payload enum
+    /// copied through its value witnesses).
     private enum Content: Sendable {
         case stored(CachedResponse)
-        case parts(Parts)
+        case parts(PartsBox)
+    }
+
+    /// The parts, boxed: a setter replaces the box (setters are rare; results are copied often).
+    private final class PartsBox: Sendable {
+        let parts: Parts
+        init(_ parts: Parts) { self.parts = parts }
     }
 
     private struct Parts: Sendable {
@@ -122,6 +132,14 @@ public struct FetchResult: Sendable {
         var validatedAt: Date?
         var userInfo: [String: UserInfoValue]
         var isComplete: Bool
+        var error: CachingClientError?
+        var cacheError: CachingClientError?
+    }
+
+    /// Whether the content is parts (not a stored response read in place).
+    private var isParts: Bool {
+        if case .parts = content { return true }
+        return false
     }
 
     /// The head without `Age`.
@@ -131,7 +149,7 @@ public struct FetchResult: Sendable {
     private func read<Value>(_ stored: (CachedResponse) -> Value, _ parts: (Parts) -> Value) -> Value {
         switch content {
         case .stored(let response): stored(response)
-        case .parts(let own): parts(own)
+        case .parts(let own): parts(own.parts)
         }
     }
 
@@ -146,19 +164,23 @@ public struct FetchResult: Sendable {
                     fetchedAt: stored.fetchedAt,
                     validatedAt: stored.validatedAt,
                     userInfo: stored.userInfo,
-                    isComplete: stored.isComplete
+                    isComplete: stored.isComplete,
+                    error: nil,
+                    cacheError: nil
                 )
-            case .parts(let parts): parts
+            case .parts(let own): own.parts
             }
         }
-        set { content = .parts(newValue) }
+        set { content = .parts(PartsBox(newValue)) }
     }
 
     /// Takes userInfo and completeness from the stored response the answer came from, or was
     /// stored as.
     mutating func describe(_ stored: CachedResponse) {
-        userInfo = stored.userInfo
-        isComplete = stored.isComplete
+        var parts = parts
+        parts.userInfo = stored.userInfo
+        parts.isComplete = stored.isComplete
+        self.parts = parts
     }
 
     /// Creates a result.
@@ -174,20 +196,23 @@ public struct FetchResult: Sendable {
         error: CachingClientError? = nil
     ) {
         self.content = .parts(
-            Parts(
-                head: response,
-                body: body,
-                fetchedAt: fetchedAt,
-                validatedAt: validatedAt,
-                userInfo: [:],
-                isComplete: true
+            PartsBox(
+                Parts(
+                    head: response,
+                    body: body,
+                    fetchedAt: fetchedAt,
+                    validatedAt: validatedAt,
+                    userInfo: [:],
+                    isComplete: true,
+                    error: error,
+                    cacheError: nil
+                )
             )
         )
         self.source = source
         self.freshness = freshness
         self.expiresAt = expiresAt
         self.isFinal = isFinal
-        self.errorBox = error.map(ErrorBox.init)
     }
 
     /// An answer from the cache: `stored`'s head, body, times, userInfo and completeness, read in
@@ -206,7 +231,7 @@ public struct FetchResult: Sendable {
         self.freshness = freshness
         self.expiresAt = expiresAt
         self.isFinal = isFinal
-        self.errorBox = error.map(ErrorBox.init)
+        if let error { self.error = error }
     }
 
     /// Whether there is an answer (a response and a body, possibly empty).
@@ -229,12 +254,6 @@ public struct FetchResult: Sendable {
         }
         return body
     }
-}
-
-/// An error kept out of line.
-private final class ErrorBox: Sendable {
-    let error: CachingClientError
-    init(_ error: CachingClientError) { self.error = error }
 }
 
 /// How fresh an answer is.

@@ -37,26 +37,32 @@ extension ResponseCache {
     }
 
     /// ``plainFreshness(of:now:)`` of what a memory hit found for `request`.
+    /// - Parameter method: `request`'s method, when the caller has read it already.
     package func plainFreshness(
         of hit: MemoryHit,
         for request: HTTPRequest,
+        method: HTTPRequest.Method? = nil,
         now: Date
     ) -> (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool)? {
-        plainFreshness(of: hit.record, for: request, now: now)
+        plainFreshness(of: hit.record, for: request, method: method ?? request.method, now: now)
     }
 
     private func plainFreshness(
         of record: StoredRecord.Box,
         for request: HTTPRequest,
+        method: HTTPRequest.Method? = nil,
         now: Date
     ) -> (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool)? {
-        guard rulesAreModeDefaults, let facts = record.facts else { return nil }
-        guard request.method == .get || request.method == .head, !request.headerFields.contains(.cacheControl),
-            !request.headerFields.contains(.pragma)
-        else { return nil }
+        guard rulesAreModeDefaults, let facts = record.hitFacts else { return nil }
+        let method = method ?? request.method
+        guard method == .get || method == .head else { return nil }
+        let fields = request.headerFields
+        guard !fields.contains(.cacheControl), !fields.contains(.pragma) else { return nil }
+        // The mode's facts, picked by a flag kept at init (passing the rules copies them).
         let age = facts.currentAge(now: now)
-        let lifetime = facts.lifetime(rules)
-        return (age, lifetime, !facts.noCache(rules) && !record.isMarkedStale && age < lifetime)
+        let lifetime = isShared ? facts.sharedLifetime : facts.privateLifetime
+        let noCache = isShared ? facts.sharedNoCache : facts.privateNoCache
+        return (age, lifetime, !noCache && !record.isMarkedStale && age < lifetime)
     }
 
     /// How to answer `request` from this cache at `now`: ``lookup(_:)`` then

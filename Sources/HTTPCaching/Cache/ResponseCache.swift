@@ -91,7 +91,8 @@ public struct ResponseCache: Sendable, Service {
         /// Defaults to `Logger.current`, the task-local logger the app binds with `withLogger` (swift-log
         /// 1.16), read when the configuration is made.
         public var logger: Logger
-        /// The clock that stamps storage times. Defaults to the system's.
+        /// The clock that stamps storage times and judges freshness. Defaults to
+        /// ``ResponseCache/systemNow()``.
         public var now: @Sendable () -> Date
         /// The targeted cache-control fields a shared cache obeys in place of `Cache-Control`,
         /// first match wins (RFC 9213; ``CacheRules/targetedCacheControl``). Defaults to
@@ -107,7 +108,7 @@ public struct ResponseCache: Sendable, Service {
             mode: Mode = .private,
             willCache: WillCache = .identity,
             logger: Logger = Logger.current,
-            now: @escaping @Sendable () -> Date = { Date() }
+            now: @escaping @Sendable () -> Date = ResponseCache.systemNow
         ) {
             self.memory = memory
             self.disk = disk
@@ -143,6 +144,8 @@ public struct ResponseCache: Sendable, Service {
     /// Whether ``rules`` are their mode's defaults, which the facts parsed once per stored
     /// response hold for: decided once here, not on every hit.
     let rulesAreModeDefaults: Bool
+    /// Whether ``rules`` are a shared cache's, kept apart so a hit reads a flag, not the rules.
+    let isShared: Bool
     /// Which keys carry which tags (``CachedResponse/tags``), shared by copies of this value.
     let tagRegistry = TagRegistry()
 
@@ -186,6 +189,7 @@ public struct ResponseCache: Sendable, Service {
             targetedCacheControl: configuration.targetedCacheControl
         )
         self.rulesAreModeDefaults = rules.usesModeDefaults
+        self.isShared = rules.mode.isShared
     }
 
     /// The memory tier's byte budget.

@@ -73,4 +73,28 @@ final class FreshnessFacts: Sendable {
     func currentAge(now: Date) -> TimeInterval {
         correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
     }
+
+    /// The facts a fresh hit reads, as plain numbers and flags (no references).
+    struct HitFacts: Sendable {
+        let correctedInitialAge: TimeInterval
+        let responseTime: Date
+        let privateLifetime: TimeInterval
+        let sharedLifetime: TimeInterval
+        let privateNoCache: Bool
+        let sharedNoCache: Bool
+
+        init(_ facts: FreshnessFacts) {
+            correctedInitialAge = facts.correctedInitialAge
+            responseTime = facts.responseTime
+            privateLifetime = facts.privateLifetime
+            sharedLifetime = facts.sharedLifetime
+            privateNoCache = facts.privateNoCache
+            sharedNoCache = facts.sharedNoCache
+        }
+
+        /// The current age at `now` (§4.2.3).
+        func currentAge(now: Date) -> TimeInterval {
+            correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
+        }
+    }
 }

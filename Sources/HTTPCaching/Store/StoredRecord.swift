@@ -84,6 +84,9 @@ enum StoredRecord: Sendable {
         let storedVaryValues: [String?]?
         /// For a response, what its freshness needs, parsed once.
         let facts: FreshnessFacts?
+        /// The numbers of ``facts`` a fresh hit reads, kept in the box itself: a hit follows and
+        /// counts no other reference.
+        let hitFacts: FreshnessFacts.HitFacts?
         /// Whether the record is a response without `Vary`, which answers every request for its
         /// key.
         let answersEveryRequest: Bool
@@ -106,7 +109,9 @@ enum StoredRecord: Sendable {
                         guard !list.isEmpty, VaryRule.areFieldNames(list) else { return nil }
                         return VaryRule.normalizedValues(of: list, in: response.varyingRequestFields)
                     }
-                facts = FreshnessFacts(response, directives: parsed?.directives)
+                let facts = FreshnessFacts(response, directives: parsed?.directives)
+                self.facts = facts
+                hitFacts = FreshnessFacts.HitFacts(facts)
                 answersEveryRequest = varyFieldNames?.isEmpty == true
                 isMarkedStale = response.isMarkedStale
             } else {
@@ -115,6 +120,7 @@ enum StoredRecord: Sendable {
                 varyFieldNames = []
                 storedVaryValues = nil
                 facts = nil
+                hitFacts = nil
                 answersEveryRequest = false
             }
         }
