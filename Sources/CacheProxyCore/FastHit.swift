@@ -7,6 +7,7 @@ import HTTPTypes
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 
 /// The answer to a plain `GET` that the memory tier answers fresh, made on the event loop
@@ -187,9 +188,15 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Whether the rest of the current request (its end) belongs to a hit answered here.
     private var answered = false
 
-    init(_ fastHit: FastHit, bypass: EncoderBypass) {
+    /// The context of the handler right above NIO's HTTP/1 encoder (its request decoder): the
+    /// placeholder head of an encoded hit is written there, past the handlers that would convert
+    /// it on its way.
+    private let encoderInput: ChannelHandlerContext
+
+    init(_ fastHit: FastHit, bypass: EncoderBypass, encoderInput: ChannelHandlerContext) {
         self.fastHit = fastHit
         self.bypass = bypass
+        self.encoderInput = encoderInput
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -226,7 +233,7 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .encoded(let bytes, let body):
             guard let bypassContext = bypass.context else { preconditionFailure("encoded without a bypass") }
             bypass.isDropping = true
-            context.write(wrapOutboundOut(.head(Self.placeholder)), promise: nil)
+            encoderInput.write(NIOAny(HTTPServerResponsePart.head(Self.placeholder)), promise: nil)
             bypass.isDropping = false
             bypassContext.write(NIOAny(IOData.byteBuffer(bytes)), promise: nil)
             if let body { bypassContext.write(NIOAny(IOData.byteBuffer(body)), promise: nil) }
@@ -243,9 +250,9 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// The head the encoder and the connection state handler see for an encoded hit: a status
-    /// without a body, so that the encoder frames nothing after it.
-    private static let placeholder = HTTPResponse(status: .noContent)
+    /// The head the encoder sees for an encoded hit: a status without a body, so that it frames
+    /// nothing after it. (HummingbirdCore's connection state handler only counts ends.)
+    private static let placeholder = HTTPResponseHead(version: .http1_1, status: .noContent)
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data), passedOn > 0 { passedOn -= 1 }
@@ -268,7 +275,11 @@ struct FastHitHTTP1Channel: ServerChildChannel {
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
             let bypass = EncoderBypass()
             try pipeline.addHandler(bypass, position: .first)
-            try pipeline.addHandler(FastHitHandler(fastHit, bypass: bypass), position: .after(state))
+            let decoder = try pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(
+                FastHitHandler(fastHit, bypass: bypass, encoderInput: decoder),
+                position: .after(state)
+            )
             return value
         }
     }
