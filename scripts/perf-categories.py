@@ -12,8 +12,8 @@ import sys
 
 # (layer, pattern over a frame's symbol), nearest-to-leaf match wins; the order breaks ties.
 LAYERS = [
-    ("our proxy code (CacheProxyCore)", r"ProxyHandler|ProxyMapping|HopByHop|Conditional\.|CacheStatus|ProxyMetrics|RangeRule|FastHit\.answer|HitBodyBuffers"),
-    ("caching client + cache lookup", r"CachingHTTPClient|ResponseCache|ResponseLookup|TieredCache|MemoryTier|MemoryShard|StoredRecord|FreshnessFacts|CacheRules|SingleFlight"),
+    ("our proxy code (CacheProxyCore)", r"ProxyHandler|ProxyMapping|HopByHop|Conditional\.|CacheStatus|ProxyMetrics|RangeRule|FastHit\.|EncodedHit|HitHeads|EncoderBypass|HitBodyBuffers"),
+    ("caching client + cache lookup", r"CachingHTTPClient|ResponseCache|ResponseLookup|TieredCache|MemoryTier|MemoryShard|StoredRecord|FreshnessFacts|CacheRules|SingleFlight|VaryRule|VariantIndex"),
     ("HTTP/1 parse (NIO llhttp)", r"HTTPDecoder|llhttp|BetterHTTPParser"),
     ("HTTP/1 encode (NIO)", r"HTTPResponseEncoder"),
     ("HTTPTypes <-> NIOHTTP1 conversion", r"HTTP1ToHTTPServerCodec|HTTPRequest\.init|HTTPFields\(|HTTPHeaders\.init"),

@@ -142,7 +142,7 @@ public final class CacheProxy: Service, Sendable {
                 address: .hostname(configuration.listen.host, port: configuration.listen.port),
                 backlog: 1024
             ),
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            eventLoopGroup: configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton,
             logger: configuration.logger,
             responder: { request, writer, channel in
                 try await handler.respond(to: request, writer: writer, channel: channel)

@@ -7,6 +7,7 @@ import HTTPTypes
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 
 /// The answer to a plain `GET` that the memory tier answers fresh, made on the event loop
@@ -22,6 +23,8 @@ struct FastHit: Sendable {
     let metrics: ProxyMetrics
     /// The buffers of whole stored bodies, shared by the hits on them.
     let bodies: HitBodyBuffers
+    /// The encoded heads of stored responses, copied by the plain hits on them.
+    let heads = HitHeads()
 
     /// The answer to `incoming`, or nil when it takes the ordinary path.
     /// - Parameter allocator: allocates the body's buffer when it is not a whole stored body
@@ -30,32 +33,137 @@ struct FastHit: Sendable {
         _ incoming: HTTPRequest,
         allocator: ByteBufferAllocator = ByteBufferAllocator()
     ) -> (response: HTTPResponse, body: ByteBuffer)? {
+        guard let made = made(incoming) else { return nil }
+        return (made.response, bodyBuffer(made, allocator: allocator))
+    }
+
+    /// How a hit is written.
+    enum Wire {
+        /// Bytes to write past NIO's encoder (``EncodedHit``): the head, with the body when it
+        /// is small; else the body after it.
+        case encoded(ByteBuffer, body: ByteBuffer?)
+        /// A head and body for the HTTP/1 pipeline (an answer whose framing NIO's encoder
+        /// decides).
+        case parts(HTTPResponse, ByteBuffer)
+    }
+
+    /// ``answer(_:allocator:)`` as it is to be written; nil when it takes the ordinary path.
+    /// - Parameter encoding: whether the answer may be encoded bytes.
+    func wireAnswer(_ incoming: HTTPRequest, encoding: Bool, allocator: ByteBufferAllocator) -> Wire? {
+        guard let (whole, outgoing) = requests(for: incoming), let hit = freshHit(whole) else { return nil }
+        if encoding, let wire = plainWire(hit, for: outgoing, allocator: allocator) { return wire }
+        let made = made(hit, whole: whole, outgoing: outgoing)
+        let inline = made.body.count <= EncodedHit.inlineBodyBytes
+        guard encoding,
+            let bytes = EncodedHit.encode(made.response, body: inline ? made.body : nil, allocator: allocator)
+        else { return .parts(made.response, bodyBuffer(made, allocator: allocator)) }
+        return .encoded(bytes, body: inline ? nil : bodyBuffer(made, allocator: allocator))
+    }
+
+    /// The requests `incoming` amounts to: the one the cache sees (no `Range`), the one sent
+    /// upstream; nil when it takes the ordinary path.
+    private func requests(for incoming: HTTPRequest) -> (whole: HTTPRequest, outgoing: HTTPRequest)? {
         let fields = incoming.headerFields
         guard incoming.method == .get, incoming.authority != nil, fields[Self.host] == nil,
             fields[.contentLength] == nil, fields[.transferEncoding] == nil, fields[.connection] == nil,
             let outgoing = ProxyMapping.upstreamRequest(for: incoming, upstream: upstream)
         else { return nil }
-        let whole = ProxyMapping.wholeRequest(for: outgoing)
+        return (ProxyMapping.wholeRequest(for: outgoing), outgoing)
+    }
+
+    /// A fresh stored response that answers `whole` from memory: what was found, and its age.
+    private func freshHit(_ whole: HTTPRequest) -> (lookup: ResponseLookup, age: String, stored: CachedResponse)? {
         guard let lookup = cache.memoryLookup(whole),
             let plain = cache.plainFreshness(of: lookup, now: cache.configuration.now()), plain.isFresh,
-            var head = lookup.stored?.response, let body = lookup.stored?.body
+            let stored = lookup.stored
         else { return nil }
-        head.headerFields[.age] = String(Int(min(Double(Int32.max), max(0, plain.age.rounded(.down)))))
-        let result = FetchResult(response: head, body: body, source: .cache, freshness: .fresh)
+        return (lookup, String(Int(min(Double(Int32.max), max(0, plain.age.rounded(.down))))), stored)
+    }
+
+    /// The answer made from the cache by ``ProxyMapping``, and the stored body.
+    private func made(_ incoming: HTTPRequest) -> (response: HTTPResponse, body: [UInt8], stored: [UInt8])? {
+        guard let (whole, outgoing) = requests(for: incoming), let hit = freshHit(whole) else { return nil }
+        return made(hit, whole: whole, outgoing: outgoing)
+    }
+
+    private func made(
+        _ hit: (lookup: ResponseLookup, age: String, stored: CachedResponse),
+        whole: HTTPRequest,
+        outgoing: HTTPRequest
+    ) -> (response: HTTPResponse, body: [UInt8], stored: [UInt8]) {
+        var head = hit.stored.response
+        head.headerFields[.age] = hit.age
+        let result = FetchResult(response: head, body: hit.stored.body, source: .cache, freshness: .fresh)
         let answer = ProxyMapping.ranged(
             ProxyMapping.answer(for: result, to: whole, statusHeader: statusHeader),
             for: outgoing
         )
         metrics.record(answer.status)
-        // The whole stored body (the same storage: not cut to a range, not emptied) is written
-        // from its shared buffer; anything else is copied.
+        return (answer.response, answer.body, hit.stored.body)
+    }
+
+    /// A plain hit — a request without preconditions or a range, a stored 200 whose fields
+    /// ``ProxyMapping/answer(for:to:statusHeader:)`` leaves as they are (no `Age`, no cache
+    /// status field, no hop-by-hop field, its body's `Content-Length`) — as its record's encoded
+    /// head (``heads``) followed by `Age`, the cache status and the body: the bytes
+    /// ``EncodedHit`` would write for ``ProxyMapping``'s answer. Nil for any other hit.
+    private func plainWire(
+        _ hit: (lookup: ResponseLookup, age: String, stored: CachedResponse),
+        for outgoing: HTTPRequest,
+        allocator: ByteBufferAllocator
+    ) -> Wire? {
+        let fields = outgoing.headerFields
+        guard fields[.ifNoneMatch] == nil, fields[.ifModifiedSince] == nil, fields[.range] == nil,
+            let record = hit.lookup.storedRecord,
+            let head = heads.head(for: record, make: { plainHead(hit.stored, allocator: allocator) })
+        else { return nil }
+        metrics.record(.hit)
+        let body = hit.stored.body
+        let inline = body.count <= EncodedHit.inlineBodyBytes
+        var bytes = allocator.buffer(capacity: head.readableBytes + 64 + (inline ? body.count : 0))
+        bytes.writeImmutableBuffer(head)
+        bytes.writeStaticString("Age: ")
+        bytes.writeString(hit.age)
+        bytes.writeStaticString("\r\n")
+        if let statusHeader {
+            bytes.writeString(statusHeader.rawName)
+            bytes.writeStaticString(": HIT\r\n")
+        }
+        bytes.writeStaticString("\r\n")
+        if inline {
+            bytes.writeBytes(body)
+            return .encoded(bytes, body: nil)
+        }
+        return .encoded(bytes, body: bodies.buffer(for: body, allocator: allocator))
+    }
+
+    /// The status line and fields of `stored` when its plain hits are answered with them
+    /// unchanged (``plainWire(_:for:allocator:)``); nil otherwise.
+    private func plainHead(_ stored: CachedResponse, allocator: ByteBufferAllocator) -> ByteBuffer? {
+        let response = stored.response
+        let fields = response.headerFields
+        guard response.status.code == 200, fields[.age] == nil, statusHeader.map({ fields[$0] == nil }) ?? true,
+            fields[values: .contentLength] == [String(stored.body.count)],
+            HopByHop.stripped(fields).count == fields.count
+        else { return nil }
+        guard var head = EncodedHit.encode(response, body: nil, allocator: allocator) else { return nil }
+        // Without the blank line that ends it: the hit adds its fields.
+        head.moveWriterIndex(to: head.writerIndex - 2)
+        return head
+    }
+
+    /// The body's buffer: the whole stored body (the same storage: not cut to a range, not
+    /// emptied) from its shared buffer; anything else copied.
+    private func bodyBuffer(
+        _ made: (response: HTTPResponse, body: [UInt8], stored: [UInt8]),
+        allocator: ByteBufferAllocator
+    ) -> ByteBuffer {
         let isWholeBody =
-            !answer.body.isEmpty && answer.body.count == body.count
-            && answer.body.withUnsafeBufferPointer({ UInt(bitPattern: $0.baseAddress) })
-                == body.withUnsafeBufferPointer({ UInt(bitPattern: $0.baseAddress) })
-        let buffer =
-            isWholeBody ? bodies.buffer(for: body, allocator: allocator) : allocator.buffer(bytes: answer.body)
-        return (answer.response, buffer)
+            !made.body.isEmpty && made.body.count == made.stored.count
+            && made.body.withUnsafeBufferPointer({ UInt(bitPattern: $0.baseAddress) })
+                == made.stored.withUnsafeBufferPointer({ UInt(bitPattern: $0.baseAddress) })
+        return isWholeBody
+            ? bodies.buffer(for: made.stored, allocator: allocator) : allocator.buffer(bytes: made.body)
     }
 
     private static let host = HTTPField.Name("Host")!
@@ -73,25 +181,36 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPResponsePart
 
     private let fastHit: FastHit
+    /// Where encoded hits are written, past NIO's HTTP/1 encoder.
+    private let bypass: EncoderBypass
     /// Requests passed on whose answer has not ended.
     private var passedOn = 0
     /// Whether the rest of the current request (its end) belongs to a hit answered here.
     private var answered = false
 
-    init(_ fastHit: FastHit) {
+    /// The context of the handler right above NIO's HTTP/1 encoder (its request decoder): the
+    /// placeholder head of an encoded hit is written there, past the handlers that would convert
+    /// it on its way.
+    private let encoderInput: ChannelHandlerContext
+
+    init(_ fastHit: FastHit, bypass: EncoderBypass, encoderInput: ChannelHandlerContext) {
         self.fastHit = fastHit
+        self.bypass = bypass
+        self.encoderInput = encoderInput
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
-            if passedOn == 0, let (response, body) = fastHit.answer(request, allocator: context.channel.allocator) {
+            if passedOn == 0,
+                let wire = fastHit.wireAnswer(
+                    request,
+                    encoding: bypass.context != nil,
+                    allocator: context.channel.allocator
+                )
+            {
                 answered = true
-                context.write(wrapOutboundOut(.head(response)), promise: nil)
-                if body.readableBytes > 0 {
-                    context.write(wrapOutboundOut(.body(body)), promise: nil)
-                }
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                write(wire, context: context)
                 return
             }
             passedOn += 1
@@ -106,6 +225,34 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
         }
     }
+
+    /// Writes a hit: encoded bytes past NIO's encoder between a placeholder head and end that
+    /// the encoder and the connection state handler see (``EncoderBypass``), or the parts.
+    private func write(_ wire: FastHit.Wire, context: ChannelHandlerContext) {
+        switch wire {
+        case .encoded(let bytes, let body):
+            guard let bypassContext = bypass.context else { preconditionFailure("encoded without a bypass") }
+            bypass.isDropping = true
+            encoderInput.write(NIOAny(HTTPServerResponsePart.head(Self.placeholder)), promise: nil)
+            bypass.isDropping = false
+            bypassContext.write(NIOAny(IOData.byteBuffer(bytes)), promise: nil)
+            if let body { bypassContext.write(NIOAny(IOData.byteBuffer(body)), promise: nil) }
+            bypass.isDropping = true
+            context.write(wrapOutboundOut(.end(nil)), promise: nil)
+            bypass.isDropping = false
+            context.flush()
+        case .parts(let response, let body):
+            context.write(wrapOutboundOut(.head(response)), promise: nil)
+            if body.readableBytes > 0 {
+                context.write(wrapOutboundOut(.body(body)), promise: nil)
+            }
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+    }
+
+    /// The head the encoder sees for an encoded hit: a status without a body, so that it frames
+    /// nothing after it. (HummingbirdCore's connection state handler only counts ends.)
+    private static let placeholder = HTTPResponseHead(version: .http1_1, status: .noContent)
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data), passedOn > 0 { passedOn -= 1 }
@@ -126,7 +273,13 @@ struct FastHitHTTP1Channel: ServerChildChannel {
         return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
-            try pipeline.addHandler(FastHitHandler(fastHit), position: .after(state))
+            let bypass = EncoderBypass()
+            try pipeline.addHandler(bypass, position: .first)
+            let decoder = try pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(
+                FastHitHandler(fastHit, bypass: bypass, encoderInput: decoder),
+                position: .after(state)
+            )
             return value
         }
     }

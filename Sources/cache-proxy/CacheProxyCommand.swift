@@ -9,6 +9,8 @@ import CacheTiers
 import HTTPCaching
 import HTTPTypes
 import Logging
+import NIOCore
+import NIOPosix
 import PostgresCacheTier
 import ServiceLifecycle
 import UnixSignals
@@ -69,6 +71,14 @@ struct CacheProxyCommand: AsyncParsableCommand {
     @Option(help: "The connections kept to the upstream.")
     var upstreamConnections = 64
 
+    @Option(
+        help: """
+            The event loops (threads) that serve connections and the upstream client; default: \
+            one per CPU the process may run on (its affinity mask, as taskset sets it).
+            """
+    )
+    var eventLoops: Int?
+
     @Option(help: "trace, debug (a line per request), info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -84,6 +94,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard upstreamConnections > 0 else { throw ValidationError("--upstream-connections must be positive") }
+        guard eventLoops.map({ $0 > 0 }) ?? true else { throw ValidationError("--event-loops must be positive") }
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "cache-proxy")
         logger.logLevel = level
@@ -123,7 +134,8 @@ struct CacheProxyCommand: AsyncParsableCommand {
         upstreamConfiguration.connectionPool.retryConnectionEstablishment = false
         upstreamConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = upstreamConnections
         upstreamConfiguration.decompression = .disabled
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: upstreamConfiguration)
+        let loops = MultiThreadedEventLoopGroup(numberOfThreads: eventLoops ?? Self.usableCPUs())
+        let http = HTTPClient(eventLoopGroupProvider: .shared(loops), configuration: upstreamConfiguration)
         var failure: (any Error)?
         do {
             try await serve(
@@ -131,12 +143,14 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 upstream: upstreamURL,
                 address: address,
                 transport: HTTPClientTransport(client: http),
+                eventLoops: loops,
                 logger: logger
             )
         } catch {
             failure = error
         }
         try? await http.shutdown()
+        try? await loops.shutdownGracefully()
         if let failure { throw failure }
         logger.info("stopped")
     }
@@ -146,6 +160,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
         upstream upstreamURL: Upstream,
         address: ListenAddress,
         transport: HTTPClientTransport,
+        eventLoops: MultiThreadedEventLoopGroup,
         logger: Logger
     ) async throws {
         let cacheMode = cache.mode
@@ -156,7 +171,8 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 cache: cache,
                 cacheStatusHeader: cacheStatusHeader ? HTTPField.Name("X-Cache") : nil,
                 requestTimeout: .seconds(timeout),
-                logger: logger
+                logger: logger,
+                eventLoopGroup: eventLoops
             ),
             transport: transport,
             onListening: { [logger, directory, postgres] port in

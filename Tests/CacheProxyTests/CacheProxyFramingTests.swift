@@ -36,6 +36,28 @@ import Testing
         try await f.stop()
     }
 
+    /// Pipelined on one connection: a hit written as bytes past NIO's encoder, then a `HEAD` and
+    /// `GET`s answered the ordinary way. Each answer keeps its framing: the encoder pairs every
+    /// answer with its request's method, so a hit that skipped it would leave the `GET` after the
+    /// `HEAD` without its body.
+    @Test func aHitWrittenAsBytesKeepsTheAnswersAfterItFramed() async throws {
+        let f = try await ProxyFixture.start()
+        f.origin.setDefault(.ok("fine", headers: [("Cache-Control", "max-age=60")]), for: "/p")
+        #expect(try await f.send("/p").cache == "MISS")
+        let get = "GET /p HTTP/1.1\r\nHost: a\r\n\r\n"
+        let outcome = await RawConnection.exchange(
+            port: f.port,
+            get + "HEAD /p HTTP/1.1\r\nHost: a\r\n\r\n" + get
+                + "GET /p HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+        )
+        let answers = outcome.text.split(separator: "HTTP/1.1 200 OK\r\n", omittingEmptySubsequences: false).dropFirst()
+        #expect(answers.count == 4, "got: \(outcome.text.debugDescription)")
+        #expect(answers.map { $0.hasSuffix("\r\n\r\nfine") } == [true, false, true, true])
+        #expect(outcome.closed)
+        #expect(f.origin.requestCount == 1)
+        try await f.stop()
+    }
+
     /// A well-formed request on the same kind of connection still goes upstream.
     @Test func aWellFormedRawRequestIsForwarded() async throws {
         let f = try await ProxyFixture.start()

@@ -136,8 +136,8 @@ func README_line240() async throws {
     _ = cache
 }
 
-// docs/cache-proxy.md:40
-func docs_cache_proxy_line40() async throws {
+// docs/cache-proxy.md:41
+func docs_cache_proxy_line41() async throws {
 
     let http = HTTPClient(eventLoopGroupProvider: .singleton)
     let proxy = try CacheProxy(

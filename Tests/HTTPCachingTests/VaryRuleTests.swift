@@ -57,6 +57,35 @@ import Testing
         #expect(await cache.cachedResponse(for: ResponseCacheTests.request(url, [(.acceptEncoding, "gzip")])) == nil)
     }
 
+    /// The plain-token reading of an `Accept-*` list gives what the general one gives, and
+    /// leaves lists with parameters or non-ASCII bytes to it.
+    @Test(arguments: [
+        "gzip, br", "br, gzip", "GZIP,BR", "gzip,,br", " gzip ,\tbr\t", "gzip, gzip", "", " , ", "x",
+        "en-US,fr", "ÉTÉ, gzip", "gzip;q=0, br",
+    ])
+    func plainTokensReadAsTheGeneralRule(list: String) {
+        let general = VaryRule.acceptedSet(list.split(separator: ",", omittingEmptySubsequences: false))
+        let plain = VaryRule.acceptedSetOfPlainTokens(list)
+        if list.contains(";") || !list.utf8.allSatisfy({ $0 < 0x80 }) {
+            #expect(plain == nil)
+        } else {
+            #expect(plain == general)
+        }
+    }
+
+    /// A variant key splits into its URL part and digest only in the form the cache makes.
+    @Test func variantKeysSplitAtTheirDigest() {
+        let names = ["accept-encoding", "x-mode"]
+        let values: [String?] = ["br,gzip", nil]
+        let key = ResponseCache.variantKey(primaryKey: "GET https://example.com/a", names: names, values: values)
+        let split = VariantIndex.split(key, names: names)
+        #expect(split?.primaryKeyCount == "GET https://example.com/a".utf8.count)
+        #expect(split?.digest == ResponseCache.variantDigest(names: names, values: values))
+        #expect(VariantIndex.split(key, names: ["accept-encoding"]) == nil)
+        #expect(VariantIndex.split(key.uppercased(), names: names) == nil)
+        #expect(VariantIndex.split(String(key.dropLast()), names: names) == nil)
+    }
+
     /// The values a stored record and the memory lookup normalize once: one per name, in order,
     /// nil for a name absent or not a field name.
     @Test func normalizedValuesFollowTheNames() {

@@ -47,6 +47,21 @@ extension ResponseCache {
     /// ``variantKey(primaryKey:names:request:)`` from the request's normalized `values` of `names`
     /// (``VaryRule/normalizedValues(of:in:)``), for a caller that needs them again.
     static func variantKey(primaryKey: String, names: [String], values normalized: [String?]) -> String {
+        let hex = String(variantDigest(names: names, values: normalized), radix: 16)
+        return variantKeyStem(primaryKey: primaryKey, names: names)
+            + String(repeating: "0", count: 16 - hex.count)
+            + hex
+    }
+
+    /// What a variant key holds before its digest: the URL's key and the names, each followed by
+    /// a unit separator.
+    static func variantKeyStem(primaryKey: String, names: [String]) -> String {
+        primaryKey + "\u{1F}" + names.joined(separator: ",") + "\u{1F}"
+    }
+
+    /// The digest a variant key ends with (``variantKey(primaryKey:names:values:)``), in 16
+    /// lowercase hexadecimal digits.
+    static func variantDigest(names: [String], values normalized: [String?]) -> UInt64 {
         var values: [UInt8] = []
         for (name, value) in zip(names, normalized) {
             values.append(contentsOf: name.utf8)
@@ -56,11 +71,7 @@ extension ResponseCache {
             }
             values.append(0)
         }
-        let digest = values.withUnsafeBytes { variantHasher.hash($0) }
-        let hex = String(digest, radix: 16)
-        return primaryKey + "\u{1F}" + names.joined(separator: ",") + "\u{1F}"
-            + String(repeating: "0", count: 16 - hex.count)
-            + hex
+        return values.withUnsafeBytes { variantHasher.hash($0) }
     }
 
     /// The key of ``variantKey(primaryKey:names:request:)``'s digest.

@@ -9,44 +9,57 @@ extension ResponseCache {
     /// tier holds every record the lookup reads, already decoded, and exactly one stored response
     /// answers the request (a response without `Vary`, or the one variant the request's fields
     /// select); otherwise nil (then ask ``lookup(_:)``, which also reads the lower tiers).
-    /// - Complexity: one memory-tier read (by the key's bytes: a hit on a response without `Vary`
-    ///   makes no key string), two for a URL with variants; decodes nothing.
+    /// - Complexity: one memory-tier read by the key's bytes, two for a URL with variants (the
+    ///   variant's key was made once, when its index was stored); makes no key string, decodes
+    ///   nothing.
     package func memoryLookup(_ request: HTTPRequest) -> ResponseLookup? {
-        let key: CacheKey
-        let primary: StoredRecord.Box
-        switch probe(request) {
-        case .hit(let box): return ResponseLookup(request: request, deferringKeyOf: box)
-        case .rest(.attached(let primaryKey, let box)): (key, primary) = (primaryKey, box)
-        case .closed, .noURL, .rest: return nil
+        guard let scheme = request.scheme, let authority = request.authority else { return nil }
+        return URLKey.withUTF8(
+            method: request.method.rawValue,
+            scheme: scheme,
+            authority: authority,
+            path: request.path ?? "/"
+        ) { primaryKey in
+            guard case .attached(let attachment) = tiers.probeMemory(utf8: primaryKey),
+                let primary = Self.record(attachedAs: attachment)
+            else { return nil }
+            if primary.answersEveryRequest { return ResponseLookup(request: request, deferringKeyOf: primary) }
+            if let response = primary.response {
+                guard Self.matches(primary, response, request) else { return nil }
+                return ResponseLookup(request: request, deferringKeyOf: primary)
+            }
+            guard let found = memoryVariant(of: primary, for: request, primaryKey: primaryKey) else { return nil }
+            return ResponseLookup(request: request, deferringKeyOf: primary, first: found)
         }
-        if let response = primary.response {
-            guard Self.matches(primary, response, request) else { return nil }
-            return ResponseLookup(request: request, key: key, primary: primary, first: primary)
-        }
+    }
+
+    /// The one variant of the index `primary` (stored under the bytes `primaryKey`) that answers
+    /// `request`, found as ``matching(_:primaryKey:request:)`` would: only the variant whose key
+    /// the request's own fields produce — compared by the digest of its normalized values, no key
+    /// string made — and whose stored request fields match. Nil when none does, when more than one
+    /// would, or when a record it needs is not decoded in memory (the full lookup decides).
+    private func memoryVariant(
+        of primary: StoredRecord.Box,
+        for request: HTTPRequest,
+        primaryKey: UnsafeRawBufferPointer
+    ) -> StoredRecord.Box? {
         var found: StoredRecord.Box?
-        var triedKeys: Set<String> = []
-        for variant in primary.variantIndex?.variants ?? [] {
-            // As `matching`: only the variant whose key the request's own fields produce.
-            let values = VaryRule.normalizedValues(of: variant.fieldNames, in: request.headerFields)
-            let variantKey = Self.variantKey(primaryKey: key.string, names: variant.fieldNames, values: values)
-            guard variantKey == variant.key, triedKeys.insert(variantKey).inserted else { continue }
-            // Not in memory (on disk, say): the full lookup decides.
-            guard let box = memoryRecord(CacheKey(variantKey)) else { return nil }
-            let known = box.varyFieldNames == variant.fieldNames ? values : nil
+        for probe in primary.variantProbes {
+            let values = VaryRule.normalizedValues(of: probe.fieldNames, in: request.headerFields)
+            guard Self.variantDigest(names: probe.names, values: values) == probe.digest else { continue }
+            // The same digest under another URL's key cannot be: the index is stored under this
+            // one. A key that cannot be compared byte by byte is left to the full lookup.
+            guard probe.startsWith(primaryKey: primaryKey) == true else { return nil }
+            guard let entry = tiers.memory.entry(for: probe.key), let attachment = entry.attachment,
+                let box = Self.record(attachedAs: attachment)
+            else { return nil }
+            let known = box.varyFieldNames == probe.names ? values : nil
             guard let response = box.response, Self.matches(box, response, request, requestValues: known) else {
                 continue
             }
             guard found == nil else { return nil }
             found = box
         }
-        guard let found else { return nil }
-        return ResponseLookup(request: request, key: key, primary: primary, first: found)
-    }
-
-    /// The decoded record the memory tier holds for `key`; nil when it holds none, or one not
-    /// decoded yet.
-    private func memoryRecord(_ key: CacheKey) -> StoredRecord.Box? {
-        guard let entry = tiers.memory.entry(for: key), entry.attachment != nil else { return nil }
-        return try? StoredRecord.Box.of(entry)
+        return found
     }
 }

@@ -70,16 +70,16 @@ public struct ResponseLookup: Sendable {
         self.others = others
     }
 
-    /// A lookup that found `box`, a response without `Vary`, in the memory tier, and makes its key
-    /// only when it is asked for.
-    init(request: HTTPRequest, deferringKeyOf box: StoredRecord.Box) {
+    /// A lookup that found `primary` in the memory tier and `first` answering the request (the
+    /// same record for a response without `Vary`), and makes its key only when it is asked for.
+    init(request: HTTPRequest, deferringKeyOf primary: StoredRecord.Box, first: StoredRecord.Box? = nil) {
         self.request = request
         self.madeKey = nil
         self.defersKey = true
         self.isRead = true
         self.isCacheClosed = false
-        self.primary = box
-        self.first = box
+        self.primary = primary
+        self.first = first ?? primary
         self.others = []
     }
 
@@ -105,6 +105,11 @@ public struct ResponseLookup: Sendable {
 
     /// The newest stored response that answers the request, whatever its age; nil when none does.
     public var stored: CachedResponse? { first?.response }
+
+    /// The record ``stored`` comes from, as an object: the same one while that record stays
+    /// stored, another once it is replaced (a record never changes). For a caller that keeps what
+    /// it derives from a stored response, found by the record's identity.
+    package var storedRecord: (any AnyObject & Sendable)? { first }
 
     /// Every stored response that answers the request, newest first.
     public var storedResponses: [CachedResponse] { Self.responses(first, others) }

@@ -27,13 +27,57 @@ enum VaryRule {
 
     /// A field's lines combined and normalized for comparison; nil when the field is absent.
     static func normalizedValue(of name: HTTPField.Name, in fields: HTTPFields) -> String? {
-        let values = fields[values: name]
-        guard !values.isEmpty else { return nil }
-        let members = values.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false)
+        // One field line (the common case) is read as it is; several are combined.
+        guard let first = fields.firstIndex(where: { $0.name == name }) else { return nil }
+        let rest = fields[fields.index(after: first)...]
+        let combined =
+            rest.contains(where: { $0.name == name })
+            ? fields[values: name].joined(separator: ",") : fields[first].value
         switch name.canonicalName {
-        case "accept-encoding", "accept-language": return acceptedSet(members)
-        default: return members.map { $0.trimmingOWS() }.joined(separator: ",")
+        case "accept-encoding", "accept-language":
+            return acceptedSetOfPlainTokens(combined)
+                ?? acceptedSet(combined.split(separator: ",", omittingEmptySubsequences: false))
+        default:
+            return combined.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingOWS() }
+                .joined(separator: ",")
         }
+    }
+
+    /// ``acceptedSet(_:)`` of the members of `list` when each is an ASCII token without
+    /// parameters (`gzip, br`), without splitting the list into strings first; nil for any other
+    /// list (then ``acceptedSet(_:)`` decides).
+    static func acceptedSetOfPlainTokens(_ list: String) -> String? {
+        var tokens: [String] = []
+        var utf8 = list.utf8[...]
+        while true {
+            let end = utf8.firstIndex(of: UInt8(ascii: ",")) ?? utf8.endIndex
+            var member = utf8[..<end]
+            while let byte = member.first, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                member.removeFirst()
+            }
+            while let byte = member.last, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                member.removeLast()
+            }
+            var hasUpper = false
+            for byte in member {
+                guard byte < 0x80, byte != UInt8(ascii: ";") else { return nil }
+                if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hasUpper = true }
+            }
+            if !member.isEmpty {
+                let token = Substring(member)
+                tokens.append(hasUpper ? token.lowercased() : String(token))
+            }
+            guard end < utf8.endIndex else { break }
+            utf8 = utf8[utf8.index(after: end)...]
+        }
+        guard tokens.count > 1 else { return tokens.first ?? "" }
+        tokens.sort()
+        var joined = tokens[0]
+        for (previous, token) in zip(tokens, tokens.dropFirst()) where token != previous {
+            joined.append(",")
+            joined.append(token)
+        }
+        return joined
     }
 
     /// The members of an `Accept-*` list that are accepted (no `q=0`), lowercased, without their
@@ -58,6 +102,11 @@ enum VaryRule {
     /// is absent or not a field name.
     static func normalizedValues(of names: [String], in fields: HTTPFields) -> [String?] {
         names.map { name in HTTPField.Name(name).flatMap { normalizedValue(of: $0, in: fields) } }
+    }
+
+    /// ``normalizedValues(of:in:)`` of names already made field names.
+    static func normalizedValues(of names: [HTTPField.Name], in fields: HTTPFields) -> [String?] {
+        names.map { normalizedValue(of: $0, in: fields) }
     }
 
     /// Whether every one of `names` is a valid field name (a name that is not never matches).

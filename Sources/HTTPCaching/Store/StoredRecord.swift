@@ -92,6 +92,9 @@ enum StoredRecord: Sendable {
         let answersEveryRequest: Bool
         /// Whether the response is marked stale (``CachedResponse/isMarkedStale``).
         let isMarkedStale: Bool
+        /// For a variant index, what a memory lookup needs of each variant a request can select
+        /// (``VariantIndex/probes()``), worked out once; empty otherwise.
+        let variantProbes: [VariantIndex.Probe]
         /// What the decoded record holds beyond the entry's bytes: the head's fields as objects
         /// and strings, the parsed facts, this box (measured: about 1 KiB and twice the
         /// encoded head for a response of six fields; see `MemoryFootprint`).
@@ -99,7 +102,12 @@ enum StoredRecord: Sendable {
 
         init(_ record: StoredRecord, parsed: ParsedResponseFields? = nil, metadataBytes: Int) {
             self.record = record
-            memoryCost = Self.baseCost + 2 * metadataBytes
+            if case .variants(let index) = record {
+                variantProbes = index.probes()
+            } else {
+                variantProbes = []
+            }
+            memoryCost = Self.baseCost + 2 * metadataBytes + Self.probeCost * variantProbes.count
             if case .response(let response) = record {
                 self.response = response
                 let names = parsed.map(\.varyNames) ?? VaryRule.fieldNames(in: response.response.headerFields)
@@ -145,6 +153,9 @@ enum StoredRecord: Sendable {
 
         /// The fixed part of ``memoryCost``: this box, the response's storage, its facts.
         static let baseCost = 1_024
+        /// What one of ``variantProbes`` adds to ``memoryCost``: the probe, its field names, the
+        /// key's storage shared with the index.
+        static let probeCost = 192
     }
 }
 
