@@ -18,26 +18,23 @@ final class FreshnessFacts: Sendable {
     let directives: CacheControl
     /// A shared cache's directives under the default rules.
     let sharedDirectives: CacheControl
-    let correctedInitialAge: TimeInterval
-    let privateLifetime: TimeInterval
-    let sharedLifetime: TimeInterval
-    let responseTime: Date
-    /// `no-cache` in ``directives`` and in ``sharedDirectives``: what a fresh hit asks, without
-    /// copying the directives.
-    let privateNoCache: Bool
-    let sharedNoCache: Bool
+    /// The numbers and flags: what a fresh hit reads (a stored record keeps a copy of them).
+    let numbers: HitFacts
+
+    var correctedInitialAge: TimeInterval { numbers.correctedInitialAge }
+    var responseTime: Date { numbers.responseTime }
 
     /// Works the facts out; `directives` are the response's, when the caller parsed them already.
     init(_ stored: CachedResponse, directives: CacheControl? = nil) {
         let directives = directives ?? CacheControl(stored.response.headerFields)
         self.directives = directives
-        correctedInitialAge = CacheRules.correctedInitialAge(of: stored)
-        privateLifetime = CacheRules.privateDefaults.freshnessLifetime(
+        let privateLifetime = CacheRules.privateDefaults.freshnessLifetime(
             of: stored.response,
             directives: directives,
             responseTime: stored.responseTime
         )
         let shared = CacheRules.sharedDefaults
+        let sharedLifetime: TimeInterval
         if let targeted = shared.targetedDirectives(stored.response.headerFields) {
             sharedDirectives = targeted
             sharedLifetime = shared.freshnessLifetime(
@@ -49,9 +46,14 @@ final class FreshnessFacts: Sendable {
             sharedDirectives = directives
             sharedLifetime = directives.sharedMaxAge.map(TimeInterval.init) ?? privateLifetime
         }
-        responseTime = stored.responseTime
-        privateNoCache = directives.noCache
-        sharedNoCache = sharedDirectives.noCache
+        numbers = HitFacts(
+            correctedInitialAge: CacheRules.correctedInitialAge(of: stored),
+            responseTime: stored.responseTime,
+            privateLifetime: privateLifetime,
+            sharedLifetime: sharedLifetime,
+            privateNoCache: directives.noCache,
+            sharedNoCache: sharedDirectives.noCache
+        )
     }
 
     /// The directives a cache under `rules` obeys (rules with the defaults of their mode).
@@ -61,17 +63,17 @@ final class FreshnessFacts: Sendable {
 
     /// Whether the directives a cache under `rules` obeys say `no-cache` (§5.2.2.4).
     func noCache(_ rules: CacheRules) -> Bool {
-        rules.mode.isShared ? sharedNoCache : privateNoCache
+        rules.mode.isShared ? numbers.sharedNoCache : numbers.privateNoCache
     }
 
     /// The freshness lifetime under `rules`' mode and heuristic (§4.2.1).
     func lifetime(_ rules: CacheRules) -> TimeInterval {
-        rules.mode.isShared ? sharedLifetime : privateLifetime
+        rules.mode.isShared ? numbers.sharedLifetime : numbers.privateLifetime
     }
 
     /// The current age at `now` (§4.2.3).
     func currentAge(now: Date) -> TimeInterval {
-        correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
+        numbers.currentAge(now: now)
     }
 
     /// The facts a fresh hit reads, as plain numbers and flags (no references).
@@ -80,17 +82,9 @@ final class FreshnessFacts: Sendable {
         let responseTime: Date
         let privateLifetime: TimeInterval
         let sharedLifetime: TimeInterval
+        /// `no-cache` in ``directives`` and in ``sharedDirectives``.
         let privateNoCache: Bool
         let sharedNoCache: Bool
-
-        init(_ facts: FreshnessFacts) {
-            correctedInitialAge = facts.correctedInitialAge
-            responseTime = facts.responseTime
-            privateLifetime = facts.privateLifetime
-            sharedLifetime = facts.sharedLifetime
-            privateNoCache = facts.privateNoCache
-            sharedNoCache = facts.sharedNoCache
-        }
 
         /// The current age at `now` (§4.2.3).
         func currentAge(now: Date) -> TimeInterval {

@@ -119,7 +119,7 @@ enum StoredRecord: Sendable {
                     }
                 let facts = FreshnessFacts(response, directives: parsed?.directives)
                 self.facts = facts
-                hitFacts = FreshnessFacts.HitFacts(facts)
+                hitFacts = facts.numbers
                 answersEveryRequest = varyFieldNames?.isEmpty == true
                 isMarkedStale = response.isMarkedStale
             } else {
