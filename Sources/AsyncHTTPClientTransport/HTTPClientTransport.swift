@@ -35,15 +35,15 @@ public struct HTTPClientTransport: HTTPTransport {
     public let client: HTTPClient
     /// The largest body the transport accepts; a larger one is a network error.
     public var maximumBodyBytes: Int
-    /// The clock the body's deadline waits on (the head's is the event loop's). Default
-    /// `ContinuousClock()`; tests pass a manual one.
+    /// The clock the exchange's deadline waits on, head and body (the head also has the event
+    /// loop's). Default `ContinuousClock()`; tests pass a manual one.
     public var clock: any Clock<Duration>
 
     /// Creates a transport.
     /// - Parameters:
     ///   - client: the HTTP client; default `HTTPClient.shared`.
     ///   - maximumBodyBytes: the largest response body accepted; default 64 MiB.
-    ///   - clock: the clock the body's deadline waits on; default `ContinuousClock()`.
+    ///   - clock: the clock the exchange's deadline waits on; default `ContinuousClock()`.
     public init(
         client: HTTPClient = .shared,
         maximumBodyBytes: Int = 64 << 20,
