@@ -58,7 +58,7 @@ final class HitBodyBuffers: Sendable {
             return allocator.buffer(bytes: body)
         }
         let address = body.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
-        let index = Self.slot(of: address)
+        let index = DirectMappedSlot.index(of: address, slotCount: Self.slotCount)
         let found: ByteBuffer? = state.withLock { state in
             guard let slot = state.slots[index], slot.body.count == body.count,
                 slot.body.withUnsafeBufferPointer({ UInt(bitPattern: $0.baseAddress) }) == address
@@ -80,8 +80,12 @@ final class HitBodyBuffers: Sendable {
         return buffer
     }
 
-    /// The slot of a body whose storage is at `address` (Fibonacci hashing of the address).
-    private static func slot(of address: UInt) -> Int {
+}
+
+/// The slot of an object or a buffer in a direct-mapped table of up to 1,024 slots (a power of
+/// two), by its address: Fibonacci hashing, the address's low 4 bits (alignment) dropped.
+enum DirectMappedSlot {
+    static func index(of address: UInt, slotCount: Int) -> Int {
         Int(truncatingIfNeeded: ((address >> 4) &* 0x9E37_79B9_7F4A_7C15) >> 54) & (slotCount - 1)
     }
 }

@@ -34,7 +34,7 @@ final class HitHeads: Sendable {
     /// The head kept for `record`, made by `make` (and kept) when there is none; nil when
     /// `make` says the record's hits are not plain.
     func head(for record: any AnyObject & Sendable, make: () -> ByteBuffer?) -> ByteBuffer? {
-        let index = Self.slot(of: ObjectIdentifier(record))
+        let index = DirectMappedSlot.index(of: UInt(bitPattern: ObjectIdentifier(record)), slotCount: Self.slotCount)
         let found: ByteBuffer?? = slots.withLock { slots in
             guard let slot = slots[index], slot.record === record else { return .none }
             return .some(slot.head)
@@ -49,12 +49,6 @@ final class HitHeads: Sendable {
             return old
         }
         return head
-    }
-
-    /// The slot of a record (Fibonacci hashing of its address).
-    private static func slot(of identifier: ObjectIdentifier) -> Int {
-        let address = UInt(bitPattern: identifier)
-        return Int(truncatingIfNeeded: ((address >> 4) &* 0x9E37_79B9_7F4A_7C15) >> 54) & (slotCount - 1)
     }
 }
 #endif

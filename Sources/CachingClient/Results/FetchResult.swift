@@ -111,9 +111,7 @@ public struct FetchResult: Sendable {
     /// witnesses.)
     private var content: Content
 
-    /// Both cases are one reference, so a result copies and drops in a few instructions (it is
-    /// returned through every layer of a call; a `Parts` inline made it a multi-payload enum
-    /// copied through its value witnesses).
+    /// One reference in either case (see ``content``).
     private enum Content: Sendable {
         case stored(CachedResponse)
         case parts(PartsBox)

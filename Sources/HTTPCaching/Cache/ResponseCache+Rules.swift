@@ -33,7 +33,7 @@ extension ResponseCache {
         now: Date
     ) -> (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool)? {
         guard let first = lookup.first, lookup.others.isEmpty else { return nil }
-        return plainFreshness(of: first, for: lookup.request, now: now)
+        return plainFreshness(of: first, for: lookup.request, method: lookup.request.method, now: now)
     }
 
     /// ``plainFreshness(of:now:)`` of what a memory hit found for `request`.
@@ -50,19 +50,17 @@ extension ResponseCache {
     private func plainFreshness(
         of record: StoredRecord.Box,
         for request: HTTPRequest,
-        method: HTTPRequest.Method? = nil,
+        method: HTTPRequest.Method,
         now: Date
     ) -> (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool)? {
         guard rulesAreModeDefaults, let facts = record.hitFacts else { return nil }
-        let method = method ?? request.method
         guard method == .get || method == .head else { return nil }
         let fields = request.headerFields
         guard !fields.contains(.cacheControl), !fields.contains(.pragma) else { return nil }
-        // The mode's facts, picked by a flag kept at init (passing the rules copies them).
+        // The mode is a flag kept at init (passing the rules copies them).
         let age = facts.currentAge(now: now)
-        let lifetime = isShared ? facts.sharedLifetime : facts.privateLifetime
-        let noCache = isShared ? facts.sharedNoCache : facts.privateNoCache
-        return (age, lifetime, !noCache && !record.isMarkedStale && age < lifetime)
+        let lifetime = facts.lifetime(shared: isShared)
+        return (age, lifetime, !facts.noCache(shared: isShared) && !record.isMarkedStale && age < lifetime)
     }
 
     /// How to answer `request` from this cache at `now`: ``lookup(_:)`` then

@@ -63,12 +63,12 @@ final class FreshnessFacts: Sendable {
 
     /// Whether the directives a cache under `rules` obeys say `no-cache` (§5.2.2.4).
     func noCache(_ rules: CacheRules) -> Bool {
-        rules.mode.isShared ? numbers.sharedNoCache : numbers.privateNoCache
+        numbers.noCache(shared: rules.mode.isShared)
     }
 
     /// The freshness lifetime under `rules`' mode and heuristic (§4.2.1).
     func lifetime(_ rules: CacheRules) -> TimeInterval {
-        rules.mode.isShared ? numbers.sharedLifetime : numbers.privateLifetime
+        numbers.lifetime(shared: rules.mode.isShared)
     }
 
     /// The current age at `now` (§4.2.3).
@@ -89,6 +89,16 @@ final class FreshnessFacts: Sendable {
         /// The current age at `now` (§4.2.3).
         func currentAge(now: Date) -> TimeInterval {
             correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
+        }
+
+        /// The freshness lifetime in a shared or a private cache (§4.2.1).
+        func lifetime(shared: Bool) -> TimeInterval {
+            shared ? sharedLifetime : privateLifetime
+        }
+
+        /// Whether a shared or a private cache's directives say `no-cache` (§5.2.2.4).
+        func noCache(shared: Bool) -> Bool {
+            shared ? sharedNoCache : privateNoCache
         }
     }
 }
