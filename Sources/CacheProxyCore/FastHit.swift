@@ -276,6 +276,7 @@ struct FastHitHTTP1Channel: ServerChildChannel {
             let bypass = EncoderBypass()
             try pipeline.addHandler(bypass, position: .first)
             let decoder = try pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(VersionGate(), position: .after(decoder.handler))
             try pipeline.addHandler(
                 FastHitHandler(fastHit, bypass: bypass, encoderInput: decoder),
                 position: .after(state)

@@ -20,8 +20,7 @@ struct ProxyHandler: Sendable {
     ///   (HummingbirdCore keeps a connection open unless the request asked to close it).
     func respond(to request: Request, writer: consuming ResponseWriter, channel: any Channel) async throws {
         let start = logger.logLevel <= .debug ? ContinuousClock.now : nil
-        var request = request
-        var (response, body, status) = await answer(&request)
+        var (response, body, status) = await answerPassingInterim(request, writer: writer)
         if let statusHeader, response.headerFields[statusHeader] == nil {
             response.headerFields[statusHeader] = status.rawValue
         }
@@ -40,6 +39,35 @@ struct ProxyHandler: Sendable {
         let closes = response.headerFields[.connection] == "close"
         try await writer.write(response: response, body: responseBody)
         if closes { try? await channel.close() }
+    }
+
+    /// The answer to `request`, with the interim (1xx) responses the upstream sends before it
+    /// written to `writer` as they come (RFC 9110 §15.2: a proxy forwards them), without their
+    /// hop-by-hop fields. They are never stored: a later hit has the final answer only.
+    ///
+    /// The answer is worked out in a child task while this one writes what it hands on, so that
+    /// the writer, which cannot leave this task, writes every interim response before the final
+    /// one. Interim responses that come after the answer (from a revalidation it started in the
+    /// background) are dropped.
+    private func answerPassingInterim(
+        _ request: Request,
+        writer: borrowing ResponseWriter
+    ) async -> (HTTPResponse, [UInt8], CacheStatus) {
+        let (interims, interimSink) = AsyncStream.makeStream(of: HTTPResponse.self)
+        let handler = InterimResponseHandler { interim in interimSink.yield(interim) }
+        return await withTaskGroup(of: (HTTPResponse, [UInt8], CacheStatus).self) { group in
+            group.addTask {
+                defer { interimSink.finish() }
+                var request = request
+                return await InterimResponseHandler.$current.withValue(handler) { await answer(&request) }
+            }
+            for await var interim in interims {
+                interim.headerFields = HopByHop.stripped(interim.headerFields)
+                // A downstream gone away shows when the final answer is written.
+                try? await writer.writeInformationalHead(interim)
+            }
+            return await group.next()!
+        }
     }
 
     private func answer(_ request: inout Request) async -> (HTTPResponse, [UInt8], CacheStatus) {

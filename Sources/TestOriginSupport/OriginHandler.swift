@@ -47,6 +47,14 @@ final class OriginHandler: ChannelInboundHandler {
             let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: status), headers: headers)
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: firstBytes)))), promise: nil)
+        case .interim(let status, let fields, let then):
+            let head = HTTPResponseHead(
+                version: .http1_1,
+                status: .init(statusCode: status),
+                headers: HTTPHeaders(fields)
+            )
+            context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+            answer(then, keepAlive: keepAlive, context: context)
         case .hold(let gate, let then):
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             gate.wait(on: context.eventLoop).whenSuccess {

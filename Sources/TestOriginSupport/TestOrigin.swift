@@ -41,6 +41,9 @@ public final class TestOrigin: Sendable {
         /// then stalls: the rest never comes, until the client or ``TestOrigin/stop()`` closes.
         case stallBody(status: Int = 200, headers: [(String, String)] = [], firstBytes: [UInt8], declaredLength: Int)
 
+        /// Sends an interim (1xx) response with `status` and `headers`, then behaves as `then`.
+        case interim(status: Int, headers: [(String, String)] = [], then: Behavior)
+
         /// A 200 with `body` (UTF-8) and `headers`.
         public static func ok(_ body: String, headers: [(String, String)] = []) -> Behavior {
             .respond(status: 200, headers: headers, body: Array(body.utf8))
@@ -80,6 +83,7 @@ public final class TestOrigin: Sendable {
         var received: [Request] = []
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var children: [ObjectIdentifier: any Channel] = [:]
+        var accepted = 0
     }
     let state = Mutex(State())
     private let channel: Mutex<(any Channel)?>
@@ -112,7 +116,10 @@ public final class TestOrigin: Sendable {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .childChannelInitializer { channel in
                     guard let origin = box.withLock({ $0 }) else { return channel.close() }
-                    origin.state.withLock { $0.children[ObjectIdentifier(channel)] = channel }
+                    origin.state.withLock { state in
+                        state.children[ObjectIdentifier(channel)] = channel
+                        state.accepted += 1
+                    }
                     channel.closeFuture.whenComplete { _ in
                         _ = origin.state.withLock { $0.children.removeValue(forKey: ObjectIdentifier(channel)) }
                     }
@@ -163,6 +170,15 @@ public final class TestOrigin: Sendable {
     public var requests: [Request] { state.withLock { $0.received } }
     /// How many requests were received.
     public var requestCount: Int { state.withLock { $0.received.count } }
+
+    /// How many connections the origin has accepted.
+    public var connectionCount: Int { state.withLock { $0.accepted } }
+
+    /// Closes every open connection and goes on listening: a client that kept one finds it closed.
+    public func dropConnections() async {
+        let children = state.withLock { Array($0.children.values) }
+        for child in children { try? await child.close() }
+    }
 
     /// Returns once at least `count` requests have been received.
     public func waitForRequests(_ count: Int) async {

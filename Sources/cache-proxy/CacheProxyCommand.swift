@@ -6,6 +6,7 @@ import AsyncHTTPClient
 import AsyncHTTPClientTransport
 import CacheProxyCore
 import CacheTiers
+import CachingClient
 import HTTPCaching
 import HTTPTypes
 import Logging
@@ -73,6 +74,14 @@ struct CacheProxyCommand: AsyncParsableCommand {
 
     @Option(
         help: """
+            The upstream client: "origin" (SwiftNIO HTTP/1.1; passes interim 1xx responses on) or \
+            "async-http-client" (drops them). An https upstream always uses async-http-client.
+            """
+    )
+    var upstreamClient = "origin"
+
+    @Option(
+        help: """
             The event loops (threads) that serve connections and the upstream client; default: \
             one per CPU the process may run on (its affinity mask, as taskset sets it).
             """
@@ -95,6 +104,9 @@ struct CacheProxyCommand: AsyncParsableCommand {
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard upstreamConnections > 0 else { throw ValidationError("--upstream-connections must be positive") }
         guard eventLoops.map({ $0 > 0 }) ?? true else { throw ValidationError("--event-loops must be positive") }
+        guard ["origin", "async-http-client"].contains(upstreamClient) else {
+            throw ValidationError("--upstream-client must be origin or async-http-client, not '\(upstreamClient)'")
+        }
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "cache-proxy")
         logger.logLevel = level
@@ -136,19 +148,27 @@ struct CacheProxyCommand: AsyncParsableCommand {
         upstreamConfiguration.decompression = .disabled
         let loops = MultiThreadedEventLoopGroup(numberOfThreads: eventLoops ?? Self.usableCPUs())
         let http = HTTPClient(eventLoopGroupProvider: .shared(loops), configuration: upstreamConfiguration)
+        // The proxy's own HTTP/1.1 client passes interim responses on; AsyncHTTPClient speaks TLS.
+        let origin =
+            upstreamClient == "origin" && upstreamURL.scheme == "http"
+            ? OriginTransport(
+                eventLoopGroup: loops,
+                configuration: .init(maximumIdleConnections: upstreamConnections)
+            ) : nil
         var failure: (any Error)?
         do {
             try await serve(
                 cache: cache,
                 upstream: upstreamURL,
                 address: address,
-                transport: HTTPClientTransport(client: http),
+                transport: origin ?? HTTPClientTransport(client: http),
                 eventLoops: loops,
                 logger: logger
             )
         } catch {
             failure = error
         }
+        await origin?.shutdown()
         try? await http.shutdown()
         try? await loops.shutdownGracefully()
         if let failure { throw failure }
@@ -159,7 +179,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
         cache: ResponseCache.Configuration,
         upstream upstreamURL: Upstream,
         address: ListenAddress,
-        transport: HTTPClientTransport,
+        transport: any HTTPTransport,
         eventLoops: MultiThreadedEventLoopGroup,
         logger: Logger
     ) async throws {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if AsyncHTTPClient
+import CacheTestSupport
 import CacheTiers
 import Foundation
 import HTTPCaching

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if AsyncHTTPClient
+import CacheTestSupport
 import Foundation
 import HTTPCaching
 import HTTPTypes

@@ -25,6 +25,16 @@ struct ProxyFixture {
     let running: RunningProxy
     let metrics: TestMetrics
     private let date: ManualDate
+    /// The proxy's transport when it is its own HTTP/1.1 client (as cache-proxy's is).
+    private let originTransport: OriginTransport?
+
+    /// The client the proxy sends upstream through.
+    enum UpstreamClient {
+        /// ``OriginTransport``: cache-proxy's own for an http upstream.
+        case origin
+        /// AsyncHTTPClient through `HTTPClientTransport`.
+        case asyncHTTPClient
+    }
 
     var proxy: CacheProxy { running.proxy }
     var port: Int { running.port }
@@ -47,7 +57,8 @@ struct ProxyFixture {
         statusHeader: Bool = true,
         requestTimeout: Duration = .seconds(30),
         origin: TestOrigin? = nil,
-        targetedCacheControl: [HTTPField.Name]? = nil
+        targetedCacheControl: [HTTPField.Name]? = nil,
+        upstreamClient: UpstreamClient = .origin
     ) async throws -> ProxyFixture {
         let origin = try await Self.origin(origin)
         let date = ManualDate()
@@ -58,6 +69,7 @@ struct ProxyFixture {
             now: { date.now }
         )
         if let targetedCacheControl { cache.targetedCacheControl = targetedCacheControl }
+        let originTransport = upstreamClient == .origin ? OriginTransport() : nil
         let running = try await RunningProxy.start(
             .init(
                 upstream: Upstream(origin.baseURL),
@@ -67,9 +79,15 @@ struct ProxyFixture {
                 requestTimeout: requestTimeout,
                 metricsFactory: metrics
             ),
-            transport: HTTPClientTransport(client: Self.upstream)
+            transport: originTransport ?? HTTPClientTransport(client: Self.upstream)
         )
-        return ProxyFixture(origin: origin, running: running, metrics: metrics, date: date)
+        return ProxyFixture(
+            origin: origin,
+            running: running,
+            metrics: metrics,
+            date: date,
+            originTransport: originTransport
+        )
     }
 
     private static func origin(_ given: TestOrigin?) async throws -> TestOrigin {
@@ -111,6 +129,7 @@ struct ProxyFixture {
     /// Stops the proxy gracefully and leaves the origin running.
     func stopProxy() async throws {
         try await running.stop()
+        await originTransport?.shutdown()
     }
 
     /// The value of the proxy's counter `label`.

@@ -3,6 +3,7 @@
 #if AsyncHTTPClient
 import AsyncHTTPClient
 import AsyncHTTPClientTransport
+import CacheTestSupport
 import CacheTiers
 import CachingClient
 import HTTPCaching

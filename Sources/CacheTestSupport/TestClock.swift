@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 
-#if AsyncHTTPClient
-import Foundation
+public import Foundation
 import Synchronization
 
 /// A clock that moves only when a test advances it, and the wall date that moves with it.
-final class TestClock: Clock, Sendable {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+public final class TestClock: Clock, Sendable {
+    public struct Instant: InstantProtocol {
+        public var offset: Duration
+        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
     private struct Sleeper {
@@ -25,23 +24,23 @@ final class TestClock: Clock, Sendable {
     }
     private let state = Mutex(State())
     /// The wall date at offset zero.
-    let epoch: Date
+    public let epoch: Date
 
-    init(epoch: Date = Date(timeIntervalSince1970: 1_790_000_000)) {
+    public init(epoch: Date = Date(timeIntervalSince1970: 1_790_000_000)) {
         self.epoch = epoch
     }
 
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .nanoseconds(1) }
+    public var now: Instant { state.withLock { $0.now } }
+    public var minimumResolution: Duration { .nanoseconds(1) }
     /// The wall date now.
-    var date: Date {
+    public var date: Date {
         let (seconds, attoseconds) = now.offset.components
         return epoch.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
     }
     /// How many sleepers wait.
-    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+    public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { state in
             defer { state.next += 1 }
             return state.next
@@ -67,7 +66,7 @@ final class TestClock: Clock, Sendable {
     }
 
     /// Moves time forward by `duration` and wakes the sleepers it passes.
-    func advance(by duration: Duration) {
+    public func advance(by duration: Duration) {
         let due = state.withLock { state in
             state.now = state.now.advanced(by: duration)
             let now = state.now
@@ -79,8 +78,7 @@ final class TestClock: Clock, Sendable {
     }
 
     /// Returns once `count` sleepers wait.
-    func waitForSleepers(_ count: Int) async {
+    public func waitForSleepers(_ count: Int) async {
         while sleeperCount < count { await Task.yield() }
     }
 }
-#endif

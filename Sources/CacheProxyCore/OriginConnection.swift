@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if Proxy
+import CachingClient
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+
+/// One HTTP/1.1 connection of an ``OriginTransport``: one exchange at a time, its answer
+/// collected whole by an ``OriginConnectionHandler`` on the channel's event loop.
+final class OriginConnection: Sendable {
+    let channel: any Channel
+    private let handler: NIOLoopBound<OriginConnectionHandler>
+
+    /// Sets up `channel`'s pipeline (on its event loop): NIO's request encoder, its response
+    /// decoder with interim responses forwarded, and the exchange handler.
+    static func setUp(_ channel: any Channel) -> EventLoopFuture<OriginConnection> {
+        channel.eventLoop.makeCompletedFuture {
+            let pipeline = channel.pipeline.syncOperations
+            let handler = OriginConnectionHandler()
+            try pipeline.addHandler(HTTPRequestEncoder())
+            // The decoder sees the requests written through it, so it knows a HEAD's answer has no body.
+            try pipeline.addHandler(
+                ByteToMessageHandler(HTTPResponseDecoder(informationalResponseStrategy: .forward))
+            )
+            try pipeline.addHandler(handler)
+            return OriginConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+        }
+    }
+
+    private init(channel: any Channel, handler: NIOLoopBound<OriginConnectionHandler>) {
+        self.channel = channel
+        self.handler = handler
+    }
+
+    /// Sends one request and returns its final answer; the interim ones go to `interim`.
+    /// Cancelling the calling task closes the connection.
+    func exchange(
+        _ head: HTTPRequestHead,
+        body: ByteBuffer?,
+        interim: InterimResponseHandler?,
+        limit: Int
+    ) async throws -> OriginConnectionHandler.Received {
+        let handler = self.handler
+        let loop = channel.eventLoop
+        let answer = loop.flatSubmit {
+            let promise = loop.makePromise(of: OriginConnectionHandler.Received.self)
+            handler.value.start(head, body: body, interim: interim, limit: limit, promise: promise)
+            return promise.futureResult
+        }
+        return try await withTaskCancellationHandler {
+            try await answer.get()
+        } onCancel: { [channel] in
+            channel.close(promise: nil)
+        }
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+}
+
+/// Writes a request and collects its answer: interim heads handed on as they come, the final
+/// head and the whole body returned.
+final class OriginConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// A final answer.
+    struct Received: Sendable {
+        var head: HTTPResponseHead
+        var body: [UInt8]
+        /// Whether the answer had framing of its own (a length, chunks, or no body by its
+        /// status): one read to the end of the connection cannot be followed by another.
+        var framed: Bool
+    }
+
+    /// Why an exchange failed on this connection.
+    enum Failure: Error, Equatable {
+        /// The connection closed (or was closed already) before any answer came: an idempotent
+        /// request may be sent again on another connection.
+        case closedBeforeAnswer
+        /// The connection closed in the middle of an answer.
+        case closedInAnswer
+        /// The body was larger than the transport accepts.
+        case tooLarge(limit: Int)
+        /// The origin switched protocols (101) though nothing asked it to.
+        case unexpectedSwitch
+    }
+
+    private struct Exchange {
+        let promise: EventLoopPromise<Received>
+        let interim: InterimResponseHandler?
+        let limit: Int
+        var head: HTTPResponseHead?
+        var body: [UInt8] = []
+        var answered = false
+    }
+
+    private var exchange: Exchange?
+    private var context: ChannelHandlerContext?
+    private var isActive = true
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        isActive = context.channel.isActive
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        isActive = true
+        context.fireChannelActive()
+    }
+
+    func start(
+        _ head: HTTPRequestHead,
+        body: ByteBuffer?,
+        interim: InterimResponseHandler?,
+        limit: Int,
+        promise: EventLoopPromise<Received>
+    ) {
+        guard let context, isActive, exchange == nil else {
+            promise.fail(Failure.closedBeforeAnswer)
+            return
+        }
+        exchange = Exchange(promise: promise, interim: interim, limit: limit)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if let body, body.readableBytes > 0 {
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard var exchange else {
+            // An answer nobody asked for: the connection cannot be trusted.
+            context.close(promise: nil)
+            return
+        }
+        switch unwrapInboundIn(data) {
+        case .head(let head) where head.status.code == 101:
+            fail(Failure.unexpectedSwitch, context: context)
+        case .head(let head) where head.status.code < 200:
+            exchange.answered = true
+            self.exchange = exchange
+            exchange.interim?(Self.response(head))
+        case .head(let head):
+            exchange.answered = true
+            exchange.head = head
+            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length <= exchange.limit {
+                exchange.body.reserveCapacity(length)
+            }
+            self.exchange = exchange
+        case .body(let buffer):
+            guard exchange.body.count + buffer.readableBytes <= exchange.limit else {
+                fail(Failure.tooLarge(limit: exchange.limit), context: context)
+                return
+            }
+            self.exchange = nil  // the body is appended in place, without a copy of the array
+            exchange.body.append(contentsOf: buffer.readableBytesView)
+            self.exchange = exchange
+        case .end:
+            self.exchange = nil
+            guard let head = exchange.head else {
+                exchange.promise.fail(Failure.closedInAnswer)
+                context.close(promise: nil)
+                return
+            }
+            exchange.promise.succeed(Received(head: head, body: exchange.body, framed: Self.isFramed(head)))
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        isActive = false
+        if let exchange {
+            self.exchange = nil
+            exchange.promise.fail(exchange.answered ? Failure.closedInAnswer : Failure.closedBeforeAnswer)
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(error, context: context)
+    }
+
+    private func fail(_ error: any Error, context: ChannelHandlerContext) {
+        if let exchange {
+            self.exchange = nil
+            exchange.promise.fail(error)
+        }
+        context.close(promise: nil)
+    }
+
+    /// Whether the answer ends by its own framing rather than by the connection's end.
+    private static func isFramed(_ head: HTTPResponseHead) -> Bool {
+        let code = head.status.code
+        if code == 204 || code == 304 { return true }
+        return head.headers.contains(name: "content-length")
+            || head.headers[canonicalForm: "transfer-encoding"].contains { $0.lowercased() == "chunked" }
+    }
+
+    /// `head` as an HTTPTypes response; fields whose names HTTPTypes rejects are left out.
+    static func response(_ head: HTTPResponseHead) -> HTTPResponse {
+        var fields = HTTPFields()
+        fields.reserveCapacity(head.headers.count)
+        for (name, value) in head.headers {
+            guard let name = HTTPField.Name(name) else { continue }
+            fields.append(HTTPField(name: name, value: value))
+        }
+        return HTTPResponse(
+            status: .init(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase),
+            headerFields: fields
+        )
+    }
+}
+#endif

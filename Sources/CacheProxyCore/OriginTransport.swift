@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if Proxy
+public import CachingClient
+public import HTTPTypes
+public import NIOCore
+import NIOHTTP1
+public import NIOPosix
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An ``CachingClient/HTTPTransport`` to `http://` origins over SwiftNIO's HTTP/1.1 codec that
+/// passes interim responses on: the transport cache-proxy sends through.
+///
+/// AsyncHTTPClient drops every interim (1xx) response but `101`, and a proxy must forward them
+/// (RFC 9110 §15.2). This transport hands each one, such as `103 Early Hints`, to the task's
+/// ``CachingClient/InterimResponseHandler`` as it arrives, and returns the final response with
+/// its whole body.
+///
+/// - Connections are opened as needed and kept after an answer that allows it, up to
+///   ``Configuration/maximumIdleConnections`` per origin. When a kept connection turns out to
+///   be closed before any byte of the answer came (the origin closed it while it was idle), the
+///   other kept ones are dropped and an idempotent request is sent again on a new connection.
+/// - Failures are classified as `HTTPClientTransport` classifies them: a connection refused or
+///   not made is `noConnection`; a connect or an exchange past its time is `timeout`; anything
+///   else, a body over ``Configuration/maximumBodyBytes`` included, is `network`.
+/// - It speaks plain HTTP/1.1: an `https` request fails with `network` (`HTTPClientTransport`
+///   serves TLS origins).
+///
+/// Call ``shutdown()`` when done with it: it closes the kept connections.
+public final class OriginTransport: HTTPTransport {
+    /// How the transport connects and what it accepts.
+    public struct Configuration: Sendable {
+        /// The largest response body accepted; a larger one is a network error. Default 64 MiB.
+        public var maximumBodyBytes: Int
+        /// The idle connections kept per origin. Default 64.
+        public var maximumIdleConnections: Int
+        /// How long making a connection may take. Default 10 seconds.
+        public var connectTimeout: Duration
+        /// The clock the exchange's deadline waits on. Default `ContinuousClock()`; tests pass a
+        /// manual one.
+        public var clock: any Clock<Duration>
+
+        /// Creates a configuration.
+        public init(
+            maximumBodyBytes: Int = 64 << 20,
+            maximumIdleConnections: Int = 64,
+            connectTimeout: Duration = .seconds(10),
+            clock: any Clock<Duration> = ContinuousClock()
+        ) {
+            self.maximumBodyBytes = maximumBodyBytes
+            self.maximumIdleConnections = maximumIdleConnections
+            self.connectTimeout = connectTimeout
+            self.clock = clock
+        }
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    private let group: any EventLoopGroup
+    /// The kept connections by authority, the most recently used last; nil once shut down.
+    private let idle = Mutex<[String: [OriginConnection]]?>([:])
+
+    /// Creates a transport.
+    /// - Parameters:
+    ///   - eventLoopGroup: where its connections run; default NIO's shared group.
+    ///   - configuration: limits and the clock.
+    public init(
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        configuration: Configuration = .init()
+    ) {
+        self.group = eventLoopGroup
+        self.configuration = configuration
+    }
+
+    /// Sends `request` and returns the final answer, whole, within `timeout` (head and body);
+    /// interim answers go to ``CachingClient/InterimResponseHandler/current`` as they come.
+    public func send(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration) async throws -> HTTPTransportResponse {
+        guard request.scheme?.lowercased() == "http", let authority = request.authority,
+            let (host, port) = Self.hostAndPort(authority)
+        else {
+            throw CachingClientError(
+                code: .network,
+                message: "OriginTransport sends to http://host[:port] only, not \(request.scheme ?? "")://"
+                    + (request.authority ?? "")
+            )
+        }
+        let outgoing = Exchange(
+            head: Self.head(for: request, authority: authority, bodyCount: body?.count),
+            body: body.map { ByteBuffer(bytes: $0) },
+            interim: InterimResponseHandler.current,
+            retries: Self.isIdempotent(request.method),
+            authority: authority,
+            host: host,
+            port: port
+        )
+        let clock = configuration.clock
+        do {
+            return try await withThrowingTaskGroup(of: HTTPTransportResponse?.self) { group in
+                group.addTask { try await self.exchange(outgoing) }
+                group.addTask {
+                    try await clock.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let answer = first else {
+                    throw CachingClientError(code: .timeout, message: "the whole response did not arrive in time")
+                }
+                return answer
+            }
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw Self.classify(error)
+        }
+    }
+
+    /// Closes the kept connections; a request sent later gets a connection of its own, closed
+    /// after its answer.
+    public func shutdown() async {
+        let kept = idle.withLock { idle in
+            defer { idle = nil }
+            return idle.map { Array($0.values.joined()) } ?? []
+        }
+        for connection in kept { try? await connection.channel.close() }
+    }
+
+    private struct Exchange: Sendable {
+        let head: HTTPRequestHead
+        let body: ByteBuffer?
+        let interim: InterimResponseHandler?
+        let retries: Bool
+        let authority: String
+        let host: String
+        let port: Int
+    }
+
+    private func exchange(_ outgoing: Exchange) async throws -> HTTPTransportResponse {
+        var kept = takeIdle(outgoing.authority)
+        while true {
+            let connection: OriginConnection
+            if let kept {
+                connection = kept
+            } else {
+                connection = try await connect(outgoing)
+            }
+            let received: OriginConnectionHandler.Received
+            do {
+                received = try await connection.exchange(
+                    outgoing.head,
+                    body: outgoing.body,
+                    interim: outgoing.interim,
+                    limit: configuration.maximumBodyBytes
+                )
+            } catch OriginConnectionHandler.Failure.closedBeforeAnswer where kept != nil && outgoing.retries {
+                // The origin closed it while it was kept: so, likely, the others kept with it.
+                dropIdle(outgoing.authority)
+                kept = nil
+                continue
+            } catch {
+                connection.close()
+                throw error
+            }
+            release(connection, keepAlive: received.head.isKeepAlive && received.framed, authority: outgoing.authority)
+            return HTTPTransportResponse(response: OriginConnectionHandler.response(received.head), body: received.body)
+        }
+    }
+
+    private func connect(_ outgoing: Exchange) async throws -> OriginConnection {
+        try await ClientBootstrap(group: group)
+            .connectTimeout(.nanoseconds(Int64(configuration.connectTimeout / .nanoseconds(1))))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: outgoing.host, port: outgoing.port, channelInitializer: OriginConnection.setUp)
+    }
+
+    private func takeIdle(_ authority: String) -> OriginConnection? {
+        idle.withLock { idle in
+            while let connection = idle?[authority]?.popLast() {
+                if connection.channel.isActive { return connection }
+            }
+            return nil
+        }
+    }
+
+    private func dropIdle(_ authority: String) {
+        let dropped = idle.withLock { idle in idle?.removeValue(forKey: authority) ?? [] }
+        for connection in dropped { connection.close() }
+    }
+
+    private func release(_ connection: OriginConnection, keepAlive: Bool, authority: String) {
+        let limit = configuration.maximumIdleConnections
+        let kept =
+            keepAlive && connection.channel.isActive
+            && idle.withLock { idle in
+                guard idle != nil, idle![authority, default: []].count < limit else { return false }
+                idle![authority, default: []].append(connection)
+                return true
+            }
+        if !kept { connection.close() }
+    }
+}
+
+extension OriginTransport {
+    /// The HTTP/1.1 head of `request`: `Host` first, then its fields, then the body's length.
+    static func head(for request: HTTPRequest, authority: String, bodyCount: Int?) -> HTTPRequestHead {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(request.headerFields.count + 2)
+        headers.add(name: "Host", value: authority)
+        for field in request.headerFields where field.name != .transferEncoding && field.name != .contentLength {
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        if let bodyCount { headers.add(name: "Content-Length", value: String(bodyCount)) }
+        return HTTPRequestHead(
+            version: .http1_1,
+            method: HTTPMethod(rawValue: request.method.rawValue),
+            uri: request.path ?? "/",
+            headers: headers
+        )
+    }
+
+    /// The host and port of `authority` (`host`, `host:port`, `[v6]` or `[v6]:port`; port 80 by
+    /// default), or nil when it is none of these.
+    static func hostAndPort(_ authority: String) -> (host: String, port: Int)? {
+        var host = Substring(authority)
+        var port = 80
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return nil }
+            let rest = host[host.index(after: close)...]
+            host = host[host.index(after: host.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let number = Int(rest.dropFirst()) else { return nil }
+                port = number
+            }
+        } else if let colon = host.lastIndex(of: ":") {
+            guard let number = Int(host[host.index(after: colon)...]) else { return nil }
+            port = number
+            host = host[..<colon]
+        }
+        guard !host.isEmpty, (1...65535).contains(port) else { return nil }
+        return (String(host), port)
+    }
+
+    /// Methods a request may be sent again with when its connection closed before any answer
+    /// (RFC 9110 §9.2.2).
+    static func isIdempotent(_ method: HTTPRequest.Method) -> Bool {
+        switch method {
+        case .get, .head, .options, .trace, .put, .delete: true
+        default: false
+        }
+    }
+
+    /// The transport's classification of a SwiftNIO or exchange error.
+    static func classify(_ error: any Error) -> any Error {
+        if error is CancellationError || error is CachingClientError { return error }
+        if let failure = error as? OriginConnectionHandler.Failure, case .tooLarge(let limit) = failure {
+            return CachingClientError(
+                code: .network,
+                message: "the response body is larger than \(limit) bytes",
+                underlying: error
+            )
+        }
+        if error is NIOConnectionError || error is SocketAddressError {
+            return CachingClientError(code: .noConnection, message: "could not connect", underlying: error)
+        }
+        if case .connectTimeout? = error as? ChannelError {
+            return CachingClientError(code: .timeout, message: "connecting timed out", underlying: error)
+        }
+        if let error = error as? IOError,
+            [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)
+        {
+            return CachingClientError(code: .noConnection, message: "could not connect", underlying: error)
+        }
+        return CachingClientError(code: .network, message: "the exchange failed", underlying: error)
+    }
+}
+#endif
