@@ -261,7 +261,7 @@ let package = Package(
             name: "CacheProxyTests",
             dependencies: [
                 "CacheProxyCore", "CachingClient", "HTTPCaching", "CacheTiers", "TestOriginSupport", "CacheTestSupport",
-                "AsyncHTTPClientTransport",
+                "AsyncHTTPClientTransport", "cache-proxy",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -75,10 +75,16 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         var framed: Bool
     }
 
+    /// An exchange that failed before any byte of its answer came, for `cause`: on a kept
+    /// connection (one the origin may have closed or reset while it was idle), an idempotent
+    /// request may be sent again on another.
+    struct FailedBeforeAnswer: Error {
+        let cause: any Error
+    }
+
     /// Why an exchange failed on this connection.
     enum Failure: Error, Equatable {
-        /// The connection closed (or was closed already) before any answer came: an idempotent
-        /// request may be sent again on another connection.
+        /// The connection closed (or was closed already) before any answer came.
         case closedBeforeAnswer
         /// The connection closed in the middle of an answer.
         case closedInAnswer
@@ -123,7 +129,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         promise: EventLoopPromise<Received>
     ) {
         guard let context, isActive, exchange == nil else {
-            promise.fail(Failure.closedBeforeAnswer)
+            promise.fail(FailedBeforeAnswer(cause: Failure.closedBeforeAnswer))
             return
         }
         exchange = Exchange(promise: promise, interim: interim, limit: limit)
@@ -177,7 +183,9 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         isActive = false
         if let exchange {
             self.exchange = nil
-            exchange.promise.fail(exchange.answered ? Failure.closedInAnswer : Failure.closedBeforeAnswer)
+            exchange.promise.fail(
+                exchange.answered ? Failure.closedInAnswer : FailedBeforeAnswer(cause: Failure.closedBeforeAnswer)
+            )
         }
         context.fireChannelInactive()
     }
@@ -189,7 +197,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
     private func fail(_ error: any Error, context: ChannelHandlerContext) {
         if let exchange {
             self.exchange = nil
-            exchange.promise.fail(error)
+            exchange.promise.fail(exchange.answered ? error : FailedBeforeAnswer(cause: error))
         }
         context.close(promise: nil)
     }

@@ -26,8 +26,9 @@ import Darwin
 ///
 /// - Connections are opened as needed and kept after an answer that allows it, up to
 ///   ``Configuration/maximumIdleConnections`` per origin. When a kept connection turns out to
-///   be closed before any byte of the answer came (the origin closed it while it was idle), the
-///   other kept ones are dropped and an idempotent request is sent again on a new connection.
+///   be closed or reset before any byte of the answer came (the origin closed it while it was
+///   idle), the other kept ones are dropped and an idempotent request is sent again on a new
+///   connection.
 /// - Failures are classified as `HTTPClientTransport` classifies them: a connection refused or
 ///   not made is `noConnection`; a connect or an exchange past its time is `timeout`; anything
 ///   else, a body over ``Configuration/maximumBodyBytes`` included, is `network`.
@@ -158,8 +159,8 @@ public final class OriginTransport: HTTPTransport {
                     interim: outgoing.interim,
                     limit: configuration.maximumBodyBytes
                 )
-            } catch OriginConnectionHandler.Failure.closedBeforeAnswer where kept != nil && outgoing.retries {
-                // The origin closed it while it was kept: so, likely, the others kept with it.
+            } catch is OriginConnectionHandler.FailedBeforeAnswer where kept != nil && outgoing.retries {
+                // The origin closed or reset it while it was kept: so, likely, the others kept with it.
                 dropIdle(outgoing.authority)
                 kept = nil
                 continue
@@ -257,6 +258,7 @@ extension OriginTransport {
 
     /// The transport's classification of a SwiftNIO or exchange error.
     static func classify(_ error: any Error) -> any Error {
+        if let early = error as? OriginConnectionHandler.FailedBeforeAnswer { return classify(early.cause) }
         if error is CancellationError || error is CachingClientError { return error }
         if let failure = error as? OriginConnectionHandler.Failure, case .tooLarge(let limit) = failure {
             return CachingClientError(

@@ -25,8 +25,10 @@ extension CacheProxyCommand {
     /// The number of CPUs a list such as `0-3,8,10-11` names; nil when it does not parse.
     static func cpuCount(list: Substring) -> Int? {
         var count = 0
-        for part in list.split(separator: ",") {
-            let bounds = part.split(separator: "-").map { Int($0.filter { !$0.isWhitespace }) }
+        for part in list.split(separator: ",", omittingEmptySubsequences: false) {
+            let bounds = part.split(separator: "-", omittingEmptySubsequences: false).map {
+                Int($0.filter { !$0.isWhitespace })
+            }
             switch bounds.count {
             case 1:
                 guard bounds[0] != nil else { return nil }

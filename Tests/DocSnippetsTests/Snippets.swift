@@ -136,20 +136,20 @@ func README_line240() async throws {
     _ = cache
 }
 
-// docs/cache-proxy.md:41
-func docs_cache_proxy_line41() async throws {
+// docs/cache-proxy.md:44
+func docs_cache_proxy_line44() async throws {
 
-    let http = HTTPClient(eventLoopGroupProvider: .singleton)
+    let origin = OriginTransport()
     let proxy = try CacheProxy(
         configuration: .init(
             upstream: try Upstream("http://127.0.0.1:8000"),
             cache: .init(disk: .init(directory: "/var/cache/api-proxy"), mode: .shared)
         ),
-        transport: HTTPClientTransport(client: http),
+        transport: origin,
         onListening: { port in print("listening on", port) }
     )
-    // run it in the app's ServiceGroup; shut `http` down after it returns: the transport is the app's.
-    _ = http
+    // run it in the app's ServiceGroup; `await origin.shutdown()` after it returns: the transport is the app's.
+    _ = origin
     _ = proxy
 }
 
