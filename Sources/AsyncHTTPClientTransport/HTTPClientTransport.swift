@@ -90,10 +90,7 @@ public struct HTTPClientTransport: HTTPTransport {
 
     /// The head and the whole body within `timeout`, waited on ``clock`` from the start of the
     /// exchange (the head has the event loop's deadline as well); past it the exchange is
-    /// cancelled, which closes the connection, and the answer is a timeout. One deadline for the
-    /// whole exchange: the body's share is not worked out by reading another clock, so an
-    /// injected clock alone decides (with the head's time read on the continuous clock, a head
-    /// slowed by a busy machine left a test's body no time at all).
+    /// cancelled, which closes the connection, and the answer is a timeout.
     private func exchange(
         _ outgoing: HTTPClientRequest,
         within timeout: Duration
@@ -101,20 +98,9 @@ public struct HTTPClientTransport: HTTPTransport {
         let limit = maximumBodyBytes
         let clock = self.clock
         let client = self.client
-        return try await withThrowingTaskGroup(of: (HTTPClientResponse, ByteBuffer)?.self) { group in
-            group.addTask {
-                let received = try await client.execute(outgoing, timeout: TimeAmount(timeout))
-                return (received, try await received.body.collect(upTo: limit))
-            }
-            group.addTask {
-                try await clock.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let exchanged = first else {
-                throw CachingClientError(code: .timeout, message: "the whole response did not arrive in time")
-            }
-            return exchanged
+        return try await withExchangeDeadline(timeout, clock: clock) {
+            let received = try await client.execute(outgoing, timeout: TimeAmount(timeout))
+            return (received, try await received.body.collect(upTo: limit))
         }
     }
 

@@ -102,19 +102,9 @@ public final class OriginTransport: HTTPTransport {
             host: host,
             port: port
         )
-        let clock = configuration.clock
         do {
-            return try await withThrowingTaskGroup(of: HTTPTransportResponse?.self) { group in
-                group.addTask { try await self.exchange(outgoing) }
-                group.addTask {
-                    try await clock.sleep(for: timeout)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let answer = first else {
-                    throw CachingClientError(code: .timeout, message: "the whole response did not arrive in time")
-                }
-                return answer
+            return try await withExchangeDeadline(timeout, clock: configuration.clock) {
+                try await self.exchange(outgoing)
             }
         } catch {
             if Task.isCancelled { throw CancellationError() }

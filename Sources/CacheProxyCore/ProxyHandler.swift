@@ -53,7 +53,11 @@ struct ProxyHandler: Sendable {
         _ request: Request,
         writer: borrowing ResponseWriter
     ) async -> (HTTPResponse, [UInt8], CacheStatus) {
-        let (interims, interimSink) = AsyncStream.makeStream(of: HTTPResponse.self)
+        // Interim answers are advice: past 16 waiting to be written, later ones are dropped.
+        let (interims, interimSink) = AsyncStream.makeStream(
+            of: HTTPResponse.self,
+            bufferingPolicy: .bufferingOldest(16)
+        )
         let handler = InterimResponseHandler { interim in interimSink.yield(interim) }
         return await withTaskGroup(of: (HTTPResponse, [UInt8], CacheStatus).self) { group in
             group.addTask {
