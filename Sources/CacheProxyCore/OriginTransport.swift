@@ -43,7 +43,8 @@ public final class OriginTransport: HTTPTransport {
         public var maximumBodyBytes: Int
         /// The idle connections kept per origin. Default 64.
         public var maximumIdleConnections: Int
-        /// How long making a connection may take. Default 10 seconds.
+        /// How long making a connection may take, at most; never longer than the exchange's
+        /// timeout. Default 10 seconds.
         public var connectTimeout: Duration
         /// The clock the exchange's deadline waits on. Default `ContinuousClock()`; tests pass a
         /// manual one.
@@ -98,6 +99,8 @@ public final class OriginTransport: HTTPTransport {
             body: body.map { ByteBuffer(bytes: $0) },
             interim: InterimResponseHandler.current,
             retries: Self.isIdempotent(request.method),
+            // A connect is not cancelled with its task: it must end within the exchange's time.
+            connectTimeout: min(configuration.connectTimeout, timeout),
             authority: authority,
             host: host,
             port: port
@@ -127,6 +130,7 @@ public final class OriginTransport: HTTPTransport {
         let body: ByteBuffer?
         let interim: InterimResponseHandler?
         let retries: Bool
+        let connectTimeout: Duration
         let authority: String
         let host: String
         let port: Int
@@ -151,6 +155,7 @@ public final class OriginTransport: HTTPTransport {
                 )
             } catch is OriginConnectionHandler.FailedBeforeAnswer where kept != nil && outgoing.retries {
                 // The origin closed or reset it while it was kept: so, likely, the others kept with it.
+                connection.close()
                 dropIdle(outgoing.authority)
                 kept = nil
                 continue
@@ -165,7 +170,7 @@ public final class OriginTransport: HTTPTransport {
 
     private func connect(_ outgoing: Exchange) async throws -> OriginConnection {
         try await ClientBootstrap(group: group)
-            .connectTimeout(.nanoseconds(Int64(configuration.connectTimeout / .nanoseconds(1))))
+            .connectTimeout(.nanoseconds(Int64(outgoing.connectTimeout / .nanoseconds(1))))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connect(host: outgoing.host, port: outgoing.port, channelInitializer: OriginConnection.setUp)
     }
