@@ -105,20 +105,13 @@ final class OriginConnectionHandler: ChannelInboundHandler {
 
     private var exchange: Exchange?
     private var context: ChannelHandlerContext?
-    private var isActive = true
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        isActive = context.channel.isActive
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        isActive = true
-        context.fireChannelActive()
     }
 
     func start(
@@ -128,7 +121,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         limit: Int,
         promise: EventLoopPromise<Received>
     ) {
-        guard let context, isActive, exchange == nil else {
+        guard let context, context.channel.isActive, exchange == nil else {
             promise.fail(FailedBeforeAnswer(cause: Failure.closedBeforeAnswer))
             return
         }
@@ -180,7 +173,6 @@ final class OriginConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        isActive = false
         if let exchange {
             self.exchange = nil
             exchange.promise.fail(
