@@ -30,6 +30,14 @@ import Darwin
 /// (`connectionPool.retryConnectionEstablishment = false`): then an origin that is down answers
 /// `noConnection` at once and the stale fallback is
 /// immediate.
+///
+/// AsyncHTTPClient keeps a connection whose answer was followed by more bytes (a second response
+/// in the same write, the start of one, body bytes beyond the `Content-Length`) and reads them as
+/// the next request's answer: an origin that does so makes one URL's cached answer another's (a
+/// response desync). Nothing outside its connection pool can see those bytes, so where origins
+/// are not trusted, give each connection one exchange: ``clientConfiguration(maximumConnections:)``
+/// does, with the other settings above. cache-proxy does for every `https` upstream; an `http`
+/// one goes through its own client, which closes such a connection instead.
 public struct HTTPClientTransport: HTTPTransport {
     /// The client requests go through.
     public let client: HTTPClient
@@ -135,6 +143,24 @@ public struct HTTPClientTransport: HTTPTransport {
 }
 
 extension HTTPClientTransport {
+    /// An `HTTPClient` configuration for a cache in front of origins it does not control: no
+    /// redirects followed (the cache sees them), a refused connection not retried (a down origin
+    /// fails at once), bodies as the origin sent them, up to `maximumConnections` per host, and
+    /// one exchange per connection, so that no byte an origin sends past an answer can be read
+    /// as the next request's.
+    ///
+    /// The last costs a connection per request (a TLS handshake for `https`).
+    /// - Parameter maximumConnections: the connections per host; default 8.
+    /// - Returns: the configuration, for `HTTPClient(eventLoopGroupProvider:configuration:)`.
+    public static func clientConfiguration(maximumConnections: Int = 8) -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maximumConnections
+        configuration.decompression = .disabled
+        configuration.maximumUsesPerConnection = 1
+        return configuration
+    }
+
     /// Whether SwiftNIO raised `error` while connecting: before a byte of the request was sent, so
     /// whatever the errno (a reset handshake, say), no connection was made.
     fileprivate static func failedWhileConnecting(_ error: IOError) -> Bool {

@@ -12,17 +12,15 @@ final class OriginConnection: Sendable {
     let channel: any Channel
     private let handler: NIOLoopBound<OriginConnectionHandler>
 
-    /// Sets up `channel`'s pipeline (on its event loop): NIO's request encoder, its response
-    /// decoder with interim responses forwarded, and the exchange handler.
+    /// Sets up `channel`'s pipeline (on its event loop): NIO's request encoder, the framer that
+    /// decodes each answer with a decoder of its own and proves it ended where the bytes did,
+    /// and the exchange handler.
     static func setUp(_ channel: any Channel) -> EventLoopFuture<OriginConnection> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
             let handler = OriginConnectionHandler()
             try pipeline.addHandler(HTTPRequestEncoder())
-            // The decoder sees the requests written through it, so it knows a HEAD's answer has no body.
-            try pipeline.addHandler(
-                ByteToMessageHandler(HTTPResponseDecoder(informationalResponseStrategy: .forward))
-            )
+            try pipeline.addHandler(OriginResponseFramer())
             try pipeline.addHandler(handler)
             return OriginConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
         }
@@ -61,7 +59,7 @@ final class OriginConnection: Sendable {
 }
 
 /// Writes a request and collects its answer: interim heads handed on as they come, the final
-/// head and the whole body returned.
+/// head and the whole body returned once the ``OriginResponseFramer`` has settled it.
 final class OriginConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
@@ -70,9 +68,10 @@ final class OriginConnectionHandler: ChannelInboundHandler {
     struct Received: Sendable {
         var head: HTTPResponseHead
         var body: [UInt8]
-        /// Whether the answer had framing of its own (a length, chunks, or no body by its
-        /// status): one read to the end of the connection cannot be followed by another.
-        var framed: Bool
+        /// Whether the connection may carry another request: the answer had framing of its own
+        /// (a length, chunks, or no body by its status), no byte followed it, and neither side
+        /// asked to close.
+        var reusable: Bool
     }
 
     /// An exchange that failed before any byte of its answer came, for `cause`: on a kept
@@ -101,6 +100,10 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         var head: HTTPResponseHead?
         var body: [UInt8] = []
         var answered = false
+        /// The final answer's end came; it is handed on when the framer settles it.
+        var ended = false
+        /// A part came after the end: the origin sent more than the answer.
+        var junk = false
     }
 
     private var exchange: Exchange?
@@ -139,6 +142,12 @@ final class OriginConnectionHandler: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
+        if exchange.ended {
+            // Past the answer's end: never part of it, and never the next request's answer.
+            exchange.junk = true
+            self.exchange = exchange
+            return
+        }
         switch unwrapInboundIn(data) {
         case .head(let head) where head.status.code == 101:
             fail(Failure.unexpectedSwitch, context: context)
@@ -162,22 +171,36 @@ final class OriginConnectionHandler: ChannelInboundHandler {
             exchange.body.append(contentsOf: buffer.readableBytesView)
             self.exchange = exchange
         case .end:
-            self.exchange = nil
-            guard let head = exchange.head else {
+            guard exchange.head != nil else {
+                self.exchange = nil
                 exchange.promise.fail(Failure.closedInAnswer)
                 context.close(promise: nil)
                 return
             }
-            exchange.promise.succeed(Received(head: head, body: exchange.body, framed: Self.isFramed(head)))
+            exchange.ended = true
+            self.exchange = exchange
+            context.triggerUserOutboundEvent(OriginResponseFramer.AnswerEnded(), promise: nil)
         }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let settled = event as? OriginResponseFramer.Settled else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        settle(clean: settled.clean, context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         if let exchange {
-            self.exchange = nil
-            exchange.promise.fail(
-                exchange.answered ? Failure.closedInAnswer : FailedBeforeAnswer(cause: Failure.closedBeforeAnswer)
-            )
+            if exchange.ended {
+                settle(clean: false, context: context)
+            } else {
+                self.exchange = nil
+                exchange.promise.fail(
+                    exchange.answered ? Failure.closedInAnswer : FailedBeforeAnswer(cause: Failure.closedBeforeAnswer)
+                )
+            }
         }
         context.fireChannelInactive()
     }
@@ -187,11 +210,26 @@ final class OriginConnectionHandler: ChannelInboundHandler {
     }
 
     private func fail(_ error: any Error, context: ChannelHandlerContext) {
+        if let exchange, exchange.ended {
+            // The answer was whole; what failed came after it.
+            settle(clean: false, context: context)
+            return
+        }
         if let exchange {
             self.exchange = nil
             exchange.promise.fail(exchange.answered ? error : FailedBeforeAnswer(cause: error))
         }
         context.close(promise: nil)
+    }
+
+    /// Hands the ended answer on; a connection that is not clean is closed first, so it is never
+    /// kept.
+    private func settle(clean: Bool, context: ChannelHandlerContext) {
+        guard let exchange, exchange.ended, let head = exchange.head else { return }
+        self.exchange = nil
+        let reusable = clean && !exchange.junk && head.isKeepAlive && Self.isFramed(head)
+        if !reusable { context.close(promise: nil) }
+        exchange.promise.succeed(Received(head: head, body: exchange.body, reusable: reusable))
     }
 
     /// Whether the answer ends by its own framing rather than by the connection's end.

@@ -29,6 +29,10 @@ import Darwin
 ///   be closed or reset before any byte of the answer came (the origin closed it while it was
 ///   idle), the other kept ones are dropped and an idempotent request is sent again on a new
 ///   connection.
+/// - An answer is never read from bytes that came before its request was sent: a connection on
+///   which the origin wrote anything past an answer (a second response, the start of one, body
+///   bytes past its length), or wrote while it was idle, is closed rather than kept (see
+///   `OriginResponseFramer`; docs/cache-proxy.md, "A hostile origin").
 /// - Failures are classified as `HTTPClientTransport` classifies them: a connection refused or
 ///   not made is `noConnection`; a connect or an exchange past its time is `timeout`; anything
 ///   else, a body over ``Configuration/maximumBodyBytes`` included, is `network`.
@@ -163,7 +167,7 @@ public final class OriginTransport: HTTPTransport {
                 connection.close()
                 throw error
             }
-            release(connection, keepAlive: received.head.isKeepAlive && received.framed, authority: outgoing.authority)
+            release(connection, keepAlive: received.reusable, authority: outgoing.authority)
             return HTTPTransportResponse(response: OriginConnectionHandler.response(received.head), body: received.body)
         }
     }

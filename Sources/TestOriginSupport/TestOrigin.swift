@@ -81,11 +81,12 @@ public final class TestOrigin: Sendable {
         var defaults: [String: Behavior] = [:]
         var fallback: Behavior?
         var received: [Request] = []
-        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var children: [ObjectIdentifier: any Channel] = [:]
         var accepted = 0
     }
     let state = Mutex(State())
+    /// The requests received, for ``waitForRequests(_:)``.
+    private let receivedCount = Tally()
     private let channel: Mutex<(any Channel)?>
     /// The listening socket (owned by the server channel, which closes it).
     private let listener: Int32
@@ -182,14 +183,7 @@ public final class TestOrigin: Sendable {
 
     /// Returns once at least `count` requests have been received.
     public func waitForRequests(_ count: Int) async {
-        await withCheckedContinuation { continuation in
-            let done = state.withLock { state in
-                if state.received.count >= count { return true }
-                state.watchers.append((count, continuation))
-                return false
-            }
-            if done { continuation.resume() }
-        }
+        await receivedCount.wait(for: count)
     }
 
     /// Stops listening and closes every open connection: later requests are refused.
@@ -221,11 +215,8 @@ public final class TestOrigin: Sendable {
 
     /// Records `request` and returns how to answer it (404 when nothing was set for its path).
     func behavior(for request: Request) -> Behavior {
-        let (behavior, ready) = state.withLock { state in
+        let behavior = state.withLock { state in
             state.received.append(request)
-            let count = state.received.count
-            let ready = state.watchers.filter { $0.count <= count }.map(\.continuation)
-            state.watchers.removeAll { $0.count <= count }
             let behavior: Behavior
             if var queue = state.scripts[request.uri], !queue.isEmpty {
                 behavior = queue.removeFirst()
@@ -235,9 +226,9 @@ public final class TestOrigin: Sendable {
                     state.defaults[request.uri] ?? state.fallback
                     ?? .respond(status: 404, body: Array("no script".utf8))
             }
-            return (behavior, ready)
+            return behavior
         }
-        for continuation in ready { continuation.resume() }
+        receivedCount.increment()
         return behavior
     }
 }

@@ -75,7 +75,8 @@ struct CacheProxyCommand: AsyncParsableCommand {
     @Option(
         help: """
             The upstream client: "origin" (SwiftNIO HTTP/1.1; passes interim 1xx responses on) or \
-            "async-http-client" (drops them). An https upstream always uses async-http-client.
+            "async-http-client" (drops them; one connection per request, see docs/cache-proxy.md). \
+            An https upstream always uses async-http-client.
             """
     )
     var upstreamClient = "origin"
@@ -140,12 +141,10 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 throw ValidationError("--postgres: \(error)")
             }
         }
-        // The upstream client: AsyncHTTPClient, created here and shut down after the proxy stops.
-        var upstreamConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        // A down upstream fails at once (then stale-if-error or 502), instead of retrying.
-        upstreamConfiguration.connectionPool.retryConnectionEstablishment = false
-        upstreamConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = upstreamConnections
-        upstreamConfiguration.decompression = .disabled
+        // The upstream client: AsyncHTTPClient, created here and shut down after the proxy stops. A
+        // down upstream fails at once (then stale-if-error or 502), and each connection carries one
+        // exchange: AsyncHTTPClient would read bytes an origin sent past an answer as the next one's.
+        let upstreamConfiguration = HTTPClientTransport.clientConfiguration(maximumConnections: upstreamConnections)
         let loops = MultiThreadedEventLoopGroup(numberOfThreads: eventLoops ?? Self.usableCPUs())
         let http = HTTPClient(eventLoopGroupProvider: .shared(loops), configuration: upstreamConfiguration)
         // The proxy's own HTTP/1.1 client passes interim responses on; AsyncHTTPClient speaks TLS.
