@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if Proxy
+import HTTPCaching
 import NIOHTTP1
 import TestOriginSupport
 import Testing
@@ -135,6 +136,18 @@ import Testing
         let second = try await f.send("/m")
         #expect(second.status == 200 && second.body == "body" && second.cache != "HIT")
         #expect(f.origin.requestCount == 2)
+        try await f.stop()
+    }
+
+    /// Responses that can never be fresh and have nothing to revalidate or serve stale with are
+    /// not stored at all (RFC 9111 §4.2.1: invalid or conflicting freshness means stale).
+    @Test(arguments: ["s-maxage=-5", "max-age=3600, max-age=0", "public, s-maxage=60, s-maxage=0"])
+    func neverFreshResponsesAreNotStored(cacheControl: String) async throws {
+        let f = try await ProxyFixture.start()
+        f.origin.setDefault(.ok("body", headers: [("Cache-Control", cacheControl)]), for: "/never")
+        let first = try await f.send("/never")
+        #expect(first.status == 200 && first.body == "body")
+        #expect(f.proxy.cache.currentMemoryUsage == 0)
         try await f.stop()
     }
 }

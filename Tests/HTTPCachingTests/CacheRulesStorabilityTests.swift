@@ -43,6 +43,16 @@ import Testing
         (false, "GET", 200, [("Cache-Control", "max-age=x, stale-if-error=60")], [], true),
         (true, "GET", 200, [("Cache-Control", "max-age=x, s-maxage=60")], [], true),
         (false, "GET", 200, [("Cache-Control", "max-age=0")], [], true),  // valid 0: a client's TTLs may use it
+        // Conflicting values with 0 among them are invalid freshness too (§4.2.1); an invalid
+        // s-maxage is what a shared cache goes by.
+        (true, "GET", 200, [("Cache-Control", "max-age=3600, max-age=0")], [], false),
+        (false, "GET", 200, [("Cache-Control", "max-age=3600"), ("Cache-Control", "max-age=0")], [], false),
+        (true, "GET", 200, [("Cache-Control", "max-age=3600, max-age=60")], [], true),
+        (true, "GET", 200, [("Cache-Control", "max-age=0, max-age=3600"), ("ETag", "\"v\"")], [], true),
+        (true, "GET", 200, [("Cache-Control", "s-maxage=-5")], [], false),
+        (true, "GET", 200, [("Cache-Control", "s-maxage=60, s-maxage=0")], [], false),
+        (true, "GET", 200, [("Cache-Control", "s-maxage=-5, stale-while-revalidate=30")], [], true),
+        (true, "GET", 200, [("Cache-Control", "max-age=60, s-maxage=0")], [], true),  // a valid 0
     ])
     func storability(
         shared: Bool,

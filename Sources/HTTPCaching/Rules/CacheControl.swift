@@ -22,10 +22,14 @@ public struct CacheControl: Hashable, Sendable {
     /// `max-age`: in a response, its freshness lifetime; in a request, the oldest response the
     /// client accepts. Seconds.
     public var maxAge: Int?
-    /// Whether a `max-age` argument was not delta-seconds (garbage, negative, empty): read as 0.
+    /// Whether `max-age` was invalid freshness information (§4.2.1): an argument that is not
+    /// delta-seconds (garbage, negative, empty; read as 0), or two that differ (the smaller wins).
     var hasInvalidMaxAge = false
     /// `s-maxage`: a shared cache's freshness lifetime, which overrides `max-age` there. Seconds.
     public var sharedMaxAge: Int?
+    /// Whether `s-maxage` was invalid freshness information, as ``hasInvalidMaxAge`` is for
+    /// `max-age`.
+    var hasInvalidSharedMaxAge = false
     /// `max-stale` in a request: how stale a response the client accepts; ``MaxStale/unlimited``
     /// without an argument.
     public var maxStale: MaxStale?
@@ -124,9 +128,12 @@ public struct CacheControl: Hashable, Sendable {
         switch name {
         case "max-age":
             let seconds = Self.seconds(argument)
-            if seconds == nil { hasInvalidMaxAge = true }
+            if seconds == nil || (maxAge != nil && maxAge != seconds) { hasInvalidMaxAge = true }
             maxAge = Self.smaller(maxAge, seconds ?? 0)
-        case "s-maxage": sharedMaxAge = Self.smaller(sharedMaxAge, Self.seconds(argument) ?? 0)
+        case "s-maxage":
+            let seconds = Self.seconds(argument)
+            if seconds == nil || (sharedMaxAge != nil && sharedMaxAge != seconds) { hasInvalidSharedMaxAge = true }
+            sharedMaxAge = Self.smaller(sharedMaxAge, seconds ?? 0)
         case "max-stale":
             if argument == nil {
                 // An unlimited max-stale never overrides a limit given elsewhere.

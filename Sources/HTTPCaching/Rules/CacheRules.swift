@@ -102,7 +102,7 @@ public struct CacheRules: Hashable, Sendable {
             return verdict("status \(status) without explicit freshness")
         }
         if Self.isNeverUsable(response, directives: directives, mode: mode) {
-            return verdict("never fresh (invalid max-age) and nothing to revalidate or serve stale with")
+            return verdict("never fresh (invalid freshness) and nothing to revalidate or serve stale with")
         }
         return verdict(nil)
     }
@@ -200,14 +200,21 @@ public struct CacheRules: Hashable, Sendable {
 }
 
 extension CacheRules {
-    /// Whether a stored copy of `response` could never be used: its only freshness is an invalid
-    /// `max-age` (read as 0, so stale at once), and it has no validator to revalidate with
-    /// (`ETag`, `Last-Modified`), no `Expires`, no `s-maxage` in a shared cache, and no
-    /// `stale-while-revalidate` or `stale-if-error` to be served stale under. Storing it would
-    /// only spend space (and, on disk, writes).
+    /// Whether a stored copy of `response` could never be used: the freshness that applies in
+    /// this mode (`s-maxage` in a shared cache when given, else `max-age`) is invalid freshness
+    /// information that reads as 0 — an argument that is not delta-seconds, or conflicting ones
+    /// with 0 among them (§4.2.1: such a response is stale) — and it has no validator to
+    /// revalidate with (`ETag`, `Last-Modified`), no `Expires`, and no `stale-while-revalidate`
+    /// or `stale-if-error` to be served stale under. Storing it would only spend space (and, on
+    /// disk, writes). A valid `max-age=0` is stored: a client's TTLs may serve it.
     static func isNeverUsable(_ response: HTTPResponse, directives: CacheControl, mode: ResponseCache.Mode) -> Bool {
-        guard directives.hasInvalidMaxAge, directives.maxAge == 0 else { return false }
-        if mode.isShared, directives.sharedMaxAge != nil { return false }
+        let neverFresh =
+            if mode.isShared, let sharedMaxAge = directives.sharedMaxAge {
+                directives.hasInvalidSharedMaxAge && sharedMaxAge == 0
+            } else {
+                directives.hasInvalidMaxAge && directives.maxAge == 0
+            }
+        guard neverFresh else { return false }
         let fields = response.headerFields
         return !fields.contains(.eTag) && !fields.contains(.lastModified) && !fields.contains(.expires)
             && directives.staleWhileRevalidate == nil && directives.staleIfError == nil
