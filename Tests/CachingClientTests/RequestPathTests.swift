@@ -199,8 +199,8 @@ import Testing
                 body: nil,
                 fallback: false,
                 timeout: nil,
-                willCache: nil,
-                freshness: .http
+                freshness: .http,
+                pipeline: StoragePipeline()
             )
         }
         #expect(Set(steps.map(\.flightKey)).count == 1 && Set(steps.map(\.backoffKey)).count == 1)

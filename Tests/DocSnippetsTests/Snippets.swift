@@ -304,8 +304,8 @@ func docs_hummingbird_line10() async throws {
     _ = router
 }
 
-// docs/hummingbird.md:62
-func docs_hummingbird_line62() async throws {
+// docs/hummingbird.md:69
+func docs_hummingbird_line69() async throws {
     struct Session: Codable, Sendable { var user: String }
 
     let tiers = TieredCache(memory: MemoryTier(), disk: try DiskTier(configuration: .init(directory: "/var/cache/myapp-state")))

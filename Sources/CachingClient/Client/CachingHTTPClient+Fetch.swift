@@ -195,9 +195,8 @@ extension CachingHTTPClient {
             body: call.body,
             fallback: false,
             timeout: nil,
-            willCache: call.willCache,
             freshness: call.freshness,
-            hook: call.hook
+            pipeline: call.pipeline
         )
         if lookup.isCacheClosed {
             // A closed cache: the network answers alone (nothing is stored), unless the policy

@@ -24,10 +24,9 @@ struct NetworkStep: Sendable {
     var fallback: Bool
     /// A deadline for the answer (network-first), after which ``stored`` answers.
     var timeout: Duration?
-    var willCache: WillCache?
     var freshness: FreshnessClass
-    /// The delegates' `willCache`, run after the cache's hooks and ``willCache``.
-    var hook: ResponseCache.AsyncHook?
+    /// What the answer is stored through: the call's hook, then the delegates' `willCache`.
+    var pipeline: StoragePipeline
     /// Whether the stored response is past its class's validation window: a fallback to it then
     /// says ``StaleReason/notValidated``.
     var isGated = false
@@ -134,8 +133,7 @@ extension CachingHTTPClient {
                         for: step.lookup,
                         requestTime: requestTime,
                         responseTime: responseTime,
-                        willCache: step.willCache,
-                        hook: step.hook
+                        through: step.pipeline
                     )
                 } catch {
                     // The 304 stands even when it cannot be stored (a closed cache, a full disk).
@@ -206,8 +204,7 @@ extension CachingHTTPClient {
                         stored = try await cache.store(
                             candidate,
                             for: step.lookup,
-                            willCache: step.willCache,
-                            hook: step.hook
+                            through: step.pipeline
                         )
                     }
                 } catch {

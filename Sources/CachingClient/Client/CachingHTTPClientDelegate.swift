@@ -48,6 +48,13 @@ extension CachingHTTPClientDelegate {
     public func fetch(_ context: FetchContext, didEmit event: FetchEvent) async {}
 }
 
+extension CachingHTTPClientDelegate {
+    /// This delegate's `willCache`, asked with `context`, as a step of a storage pipeline.
+    package func storageStep(_ context: FetchContext) -> ResponseCache.AsyncHook {
+        { response, _ in await self.willCache(response, for: context) }
+    }
+}
+
 /// A ``HTTPCaching/WillCache`` hook as a delegate: its `willCache` runs the hook.
 extension WillCache: CachingHTTPClientDelegate {
     public func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {

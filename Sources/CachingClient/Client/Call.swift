@@ -37,19 +37,9 @@ struct Call: Sendable {
 
     var context: FetchContext { FetchContext(request: request, policy: policy, freshness: freshness) }
 
-    /// The delegates' `willCache`, one after the other; nil without delegates.
-    var hook: ResponseCache.AsyncHook? {
-        guard !delegates.isEmpty else { return nil }
-        let delegates = self.delegates
-        let context = self.context
-        return { response, _ in
-            var response = response
-            for delegate in delegates {
-                guard let changed = await delegate.willCache(response, for: context) else { return nil }
-                response = changed
-            }
-            return response
-        }
+    /// What this call's answer is stored through: its hook, then the delegates' `willCache`.
+    var pipeline: StoragePipeline {
+        StoragePipeline(willCache: willCache, steps: delegates.map { $0.storageStep(context) })
     }
 
     /// Tells every delegate of `event`.

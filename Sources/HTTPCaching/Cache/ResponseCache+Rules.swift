@@ -97,19 +97,19 @@ extension ResponseCache {
             for: lookup,
             requestTime: requestTime,
             responseTime: responseTime,
-            willCache: willCache
+            through: StoragePipeline(willCache: willCache)
         )?.stored
     }
 
-    /// ``freshen(with:for:requestTime:responseTime:willCache:)``, answering with a lookup whose
-    /// first response is the freshened one.
+    /// ``freshen(with:for:requestTime:responseTime:willCache:)`` through `pipeline`, answering
+    /// with a lookup whose first response is the freshened one (as the origin confirmed it, whether
+    /// or not the pipeline let it be stored).
     package func freshened(
         with notModified: HTTPResponse,
         for lookup: ResponseLookup,
         requestTime: Date,
         responseTime: Date,
-        willCache: WillCache?,
-        hook: AsyncHook? = nil
+        through pipeline: StoragePipeline
     ) async throws(HTTPCachingError) -> ResponseLookup? {
         let stored = lookup.storedResponses
         var primary = await primaryRecord(of: lookup)
@@ -126,7 +126,7 @@ extension ResponseCache {
             for field in updated.varyingRequestFields { origin.headerFields[values: field.name] = [] }
             origin.headerFields.append(contentsOf: updated.varyingRequestFields)
             let through = ResponseLookup(request: origin, key: lookup.key, primary: primary)
-            if let after = try await store(updated, for: through, willCache: willCache, hook: hook) {
+            if let after = try await store(updated, for: through, through: pipeline) {
                 primary = after.primary
             }
             answer =

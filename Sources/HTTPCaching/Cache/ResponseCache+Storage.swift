@@ -47,7 +47,7 @@ extension ResponseCache {
         willCache: WillCache? = nil
     ) async throws -> Bool {
         let lookup = ResponseLookup(request: request, key: Self.primaryKey(for: request), isRead: false)
-        return try await store(cachedResponse, for: lookup, willCache: willCache) != nil
+        return try await store(cachedResponse, for: lookup, through: StoragePipeline(willCache: willCache)) != nil
     }
 
     /// Stores `cachedResponse` as the answer to the lookup's request, replacing what the lookup
@@ -64,17 +64,17 @@ extension ResponseCache {
         for lookup: ResponseLookup,
         willCache: WillCache? = nil
     ) async throws -> Bool {
-        try await store(cachedResponse, for: lookup, willCache: willCache) != nil
+        try await store(cachedResponse, for: lookup, through: StoragePipeline(willCache: willCache)) != nil
     }
 
-    /// Stores as ``storeCachedResponse(_:for:willCache:)-(_,ResponseLookup,_)`` does.
+    /// Stores as ``storeCachedResponse(_:for:willCache:)-(_,ResponseLookup,_)`` does, through
+    /// `pipeline` after the configuration's hook.
     /// - Returns: the lookup as it stands after the store (the stored response first), or nil
     ///   when nothing was stored.
     package func store(
         _ cachedResponse: CachedResponse,
         for lookup: ResponseLookup,
-        willCache: WillCache?,
-        hook: AsyncHook? = nil
+        through pipeline: StoragePipeline
     ) async throws(HTTPCachingError) -> ResponseLookup? {
         guard tiers.isOpen else {
             throw HTTPCachingError(code: .closed, message: "the cache is closed: the response was not stored")
@@ -85,15 +85,8 @@ extension ResponseCache {
             configuration.logger.debug("not storing a response", metadata: ["reason": "\(reason)"])
             return nil
         }
-        guard var response = configuration.willCache(cachedResponse, for: request) else { return nil }
-        if let willCache {
-            guard let changed = willCache(response, for: request) else { return nil }
-            response = changed
-        }
-        if let hook {
-            guard let changed = await hook(response, request) else { return nil }
-            response = changed
-        }
+        guard let response = await pipeline.run(cachedResponse, for: request, after: configuration.willCache)
+        else { return nil }
         guard response.storagePolicy != .notAllowed, let key = lookup.key else { return nil }
         // A hook may have awaited a close.
         guard tiers.isOpen else {

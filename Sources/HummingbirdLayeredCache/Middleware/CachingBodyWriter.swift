@@ -57,10 +57,10 @@ struct Storing: Sendable {
     let lookup: ResponseLookup
     let head: HTTPResponse
     let requestTime: Date
-    let delegate: (any CachingHTTPClientDelegate)?
+    let pipeline: StoragePipeline
     let logger: Logger
 
-    /// Stores the answer with `body` through the lookup, the cache's hooks and the delegate.
+    /// Stores the answer with `body` through the lookup and the middleware's pipeline.
     /// A failure to store is logged: the client has its answer all the same.
     func store(body: [UInt8]) async {
         let cached = CachedResponse(
@@ -69,15 +69,8 @@ struct Storing: Sendable {
             requestTime: requestTime,
             responseTime: cache.configuration.now()
         )
-        var hook: ResponseCache.AsyncHook?
-        if let delegate {
-            hook = { @Sendable response, request in
-                let context = FetchContext(request: request, policy: .useProtocolCachePolicy, freshness: .http)
-                return await delegate.willCache(response, for: context)
-            }
-        }
         do {
-            _ = try await cache.store(cached, for: lookup, willCache: nil, hook: hook)
+            _ = try await cache.store(cached, for: lookup, through: pipeline)
         } catch {
             logger.warning("could not store a response", metadata: ["error": "\(error)"])
         }

@@ -181,13 +181,15 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
         }
         let freshened: CachedResponse?
         do {
-            freshened = try await cache.freshen(
+            // Through the pipeline as a new answer is: the 304's fields (a visitor's Set-Cookie, any
+            // field the delegate strips) are judged before the merged answer is stored for everyone.
+            freshened = try await cache.freshened(
                 with: response.head,
                 for: lookup,
                 requestTime: requestTime,
                 responseTime: cache.configuration.now(),
-                willCache: nil
-            )
+                through: storagePipeline
+            )?.stored
         } catch {
             context.logger.warning("could not store a freshened response", metadata: ["error": "\(error)"])
             freshened = CacheRules.freshened(
@@ -237,26 +239,54 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
             lookup: lookup,
             head: head,
             requestTime: requestTime,
-            delegate: configuration.delegate,
+            pipeline: storagePipeline,
             logger: context.logger
         )
         response.body = CachingBodyWriter.tee(response.body, limit: configuration.maximumBodyBytes, into: store)
         return response
     }
 
-    /// Whether the rules, the credentials rule and the cookie rule let `response` be stored.
+    /// Whether the rules let `response` be stored (the middleware's own rules run in its
+    /// ``storagePipeline``, on every answer it stores).
     private func mayStore(_ response: HTTPResponse, for request: HTTPRequest, context: Context) -> Bool {
         if let reason = cache.rules.reasonNotToStore(response, for: request) {
             context.logger.trace("not caching a response", metadata: ["reason": "\(reason)"])
             return false
         }
-        if response.headerFields[.setCookie] != nil { return false }
-        if request.headerFields[.cookie] != nil || request.headerFields[.authorization] != nil {
-            // RFC 9111 §3.5, for a cookie as for Authorization.
-            let directives = CacheControl(response.headerFields)
-            return directives.isPublic || directives.sharedMaxAge != nil || directives.mustRevalidate
-        }
         return true
+    }
+
+    /// What every answer the middleware stores — a handler's new answer or one a 304 freshened —
+    /// passes through after the cache's own hook: ``visitorRules``, then the delegate.
+    var storagePipeline: StoragePipeline {
+        guard let delegate = configuration.delegate else { return StoragePipeline(willCache: Self.visitorRules) }
+        return StoragePipeline(
+            willCache: Self.visitorRules,
+            steps: [
+                { response, request in
+                    let context = FetchContext(request: request, policy: .useProtocolCachePolicy, freshness: .http)
+                    return await delegate.willCache(response, for: context)
+                }
+            ]
+        )
+    }
+
+    /// The rules that keep one visitor's own data out of what is stored for every visitor: an
+    /// answer that sets a cookie is never stored, nor one to a request with credentials
+    /// (`Authorization`, `Cookie`) unless the answer allows it (`public`, `s-maxage` or
+    /// `must-revalidate`; RFC 9111 §3.5, for a cookie as for `Authorization`).
+    static var visitorRules: WillCache {
+        WillCache { response, request in
+            let fields = response.response.headerFields
+            if fields[.setCookie] != nil || fields[HTTPField.Name("Set-Cookie2")!] != nil { return nil }
+            if request.headerFields[.cookie] != nil || request.headerFields[.authorization] != nil {
+                let directives = CacheControl(fields)
+                guard directives.isPublic || directives.sharedMaxAge != nil || directives.mustRevalidate else {
+                    return nil
+                }
+            }
+            return response
+        }
     }
 
     /// The request the cache keys by: the server's request with a scheme and an authority.
