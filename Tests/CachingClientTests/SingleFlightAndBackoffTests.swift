@@ -5,6 +5,7 @@ import CacheTestSupport
 import Foundation
 import HTTPCaching
 import HTTPTypes
+import Synchronization
 import TestOriginSupport
 import Testing
 
@@ -69,6 +70,45 @@ import Testing
         async let b = f.client.fetch(f.request("/d", headers: [.accept: "application/json"]))
         _ = await (a, b)
         #expect(f.origin.requestCount == 2)
+        await f.stop()
+    }
+
+    /// A delegate that counts its calls.
+    final class CountingDelegate: CachingHTTPClientDelegate {
+        let calls = Mutex(0)
+        func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
+            calls.withLock { $0 += 1 }
+            return response
+        }
+    }
+
+    /// A call with a hook or a delegate of its own does not join another's flight (nor is joined):
+    /// what is stored on its behalf passes its own pipeline, which a shared flight would skip.
+    @Test(.timeLimit(.minutes(1)))
+    func aCallWithItsOwnHooksHasAFlightOfItsOwn() async throws {
+        let f = try await Fixture.make(keepAlive: true)
+        let gate = TestOrigin.Gate()
+        f.origin.setDefault(.hold(gate, then: .ok("held", headers: [("Cache-Control", "max-age=60")])), for: "/own")
+        let hooked = Mutex(0)
+        let hook = WillCache { response, _ in
+            hooked.withLock { $0 += 1 }
+            return response
+        }
+        let delegate = CountingDelegate()
+        async let plain = f.client.fetch(f.request("/own"))
+        await f.origin.waitForRequests(1)
+        async let withHook = f.client.fetch(f.request("/own"), willCache: hook)
+        await f.origin.waitForRequests(2)
+        async let withDelegate = f.client.fetch(f.request("/own"), delegate: delegate)
+        await f.origin.waitForRequests(3)
+        // And a second plain call still joins the first.
+        async let joiner = f.client.fetch(f.request("/own"))
+        while f.client.flights.waiterCount < 4 { await Task.yield() }
+        gate.open()
+        let answers = await [plain, withHook, withDelegate, joiner]
+        #expect(answers.allSatisfy { $0.text == "held" && $0.source == .network })
+        #expect(hooked.withLock { $0 } == 1 && delegate.calls.withLock { $0 } == 1)
+        #expect(f.origin.requestCount == 3)
         await f.stop()
     }
 

@@ -21,9 +21,11 @@ extension CachingHTTPClient {
     ///   - body: the request body, for methods that carry one.
     ///   - policy: how to use the cache; nil: the configuration's.
     ///   - freshness: the soft and hard TTLs; nil: the configuration's.
-    ///   - willCache: a hook for this request's response alone, run after the cache's own.
+    ///   - willCache: a hook for this request's response alone, run after the cache's own. A call
+    ///     with one has an exchange of its own: it does not join identical requests in flight.
     ///   - delegate: a delegate for this request alone, run after the configuration's: its
-    ///     `willCache` after the hooks, and it hears the request's ``FetchEvent``s.
+    ///     `willCache` after the hooks, and it hears the request's ``FetchEvent``s. A call with one
+    ///     has an exchange of its own, as with `willCache`.
     /// - Returns: the final answer.
     public func fetch(
         _ request: HTTPRequest,
@@ -142,7 +144,8 @@ extension CachingHTTPClient {
             policy ?? configuration.policy,
             freshness ?? configuration.freshness,
             willCache,
-            delegates: delegates
+            delegates: delegates,
+            hasOwnPipeline: willCache != nil || delegate != nil
         )
     }
 
@@ -196,7 +199,8 @@ extension CachingHTTPClient {
             fallback: false,
             timeout: nil,
             freshness: call.freshness,
-            pipeline: call.pipeline
+            pipeline: call.pipeline,
+            ownFlight: call.hasOwnPipeline ? UInt64.random(in: 1...UInt64.max) : nil
         )
         if lookup.isCacheClosed {
             // A closed cache: the network answers alone (nothing is stored), unless the policy

@@ -27,6 +27,9 @@ struct NetworkStep: Sendable {
     var freshness: FreshnessClass
     /// What the answer is stored through: the call's hook, then the delegates' `willCache`.
     var pipeline: StoragePipeline
+    /// A token of a flight no other call joins, for a call with a hook or a delegate of its own;
+    /// nil for a call that shares (see ``flightKey``).
+    var ownFlight: UInt64? = nil
     /// Whether the stored response is past its class's validation window: a fallback to it then
     /// says ``StaleReason/notValidated``.
     var isGated = false
@@ -46,8 +49,14 @@ struct NetworkStep: Sendable {
     /// The key identical requests share a flight by: the normalized method and URL, and every
     /// header field of the request to send but the tracing ones, which differ on every request and
     /// do not change the answer.
+    ///
+    /// A call with a hook or a delegate of its own has a flight of its own: what is stored on its
+    /// behalf must pass its own pipeline, and a shared flight stores once, through the pipeline of
+    /// the call that started it. Calls without one share: their pipelines are the same (the
+    /// cache's hook and the client's delegate).
     var flightKey: String {
         var key = backoffKey
+        if let ownFlight { key += "\n#\(ownFlight)" }
         for field in request.headerFields where !CachingHTTPClient.tracingFieldNames.contains(field.name.canonicalName)
         {
             key += "\n\(field.name.canonicalName):\(field.value)"

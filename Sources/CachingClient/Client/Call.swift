@@ -18,6 +18,9 @@ struct Call: Sendable {
     var willCache: WillCache?
     /// The client's delegate and the call's, in order.
     var delegates: [any CachingHTTPClientDelegate]
+    /// Whether the call brought a hook or a delegate of its own: its answer is then fetched and
+    /// stored on its own behalf, never through another call's flight (see ``NetworkStep/flightKey``).
+    var hasOwnPipeline: Bool
 
     init(
         _ request: HTTPRequest,
@@ -25,7 +28,8 @@ struct Call: Sendable {
         _ policy: CachePolicy,
         _ freshness: FreshnessClass,
         _ willCache: WillCache?,
-        delegates: [any CachingHTTPClientDelegate] = []
+        delegates: [any CachingHTTPClientDelegate] = [],
+        hasOwnPipeline: Bool? = nil
     ) {
         self.request = request
         self.body = body
@@ -33,6 +37,7 @@ struct Call: Sendable {
         self.freshness = freshness
         self.willCache = willCache
         self.delegates = delegates
+        self.hasOwnPipeline = hasOwnPipeline ?? (willCache != nil)
     }
 
     var context: FetchContext { FetchContext(request: request, policy: policy, freshness: freshness) }
