@@ -30,7 +30,7 @@ public struct ResponseLookup: Sendable {
     /// for it).
     ///
     /// A lookup answered by a memory hit makes the key when it is asked for, each time: a caller
-    /// that needs it more than once keeps it, or asks ``keyed()`` for a lookup that holds it.
+    /// that needs it more than once keeps it.
     public var key: CacheKey? {
         if let madeKey { return madeKey }
         return defersKey ? ResponseCache.primaryKey(for: request) : nil
