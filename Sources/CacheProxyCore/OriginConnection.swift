@@ -15,10 +15,10 @@ final class OriginConnection: Sendable {
     /// Sets up `channel`'s pipeline (on its event loop): NIO's request encoder, the framer that
     /// decodes each answer with a decoder of its own and proves it ended where the bytes did,
     /// and the exchange handler.
-    static func setUp(_ channel: any Channel) -> EventLoopFuture<OriginConnection> {
+    static func setUp(_ channel: any Channel, budget: BufferBudget) -> EventLoopFuture<OriginConnection> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
-            let handler = OriginConnectionHandler()
+            let handler = OriginConnectionHandler(budget: budget)
             try pipeline.addHandler(HTTPRequestEncoder())
             try pipeline.addHandler(OriginResponseFramer())
             try pipeline.addHandler(handler)
@@ -89,6 +89,8 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         case closedInAnswer
         /// The body was larger than the transport accepts.
         case tooLarge(limit: Int)
+        /// The body would have taken more than the transport's budget for answers in flight.
+        case overBudget(limit: Int)
         /// The origin switched protocols (101) though nothing asked it to.
         case unexpectedSwitch
     }
@@ -100,6 +102,8 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         var head: HTTPResponseHead?
         var body: [UInt8] = []
         var answered = false
+        /// The bytes taken from the budget for the body.
+        var taken = 0
         /// The final answer's end came; it is handed on when the framer settles it.
         var ended = false
         /// A part came after the end: the origin sent more than the answer.
@@ -108,6 +112,12 @@ final class OriginConnectionHandler: ChannelInboundHandler {
 
     private var exchange: Exchange?
     private var context: ChannelHandlerContext?
+    /// The bytes every exchange of the transport may hold at once.
+    private let budget: BufferBudget
+
+    init(budget: BufferBudget) {
+        self.budget = budget
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -158,14 +168,28 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         case .head(let head):
             exchange.answered = true
             exchange.head = head
-            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length <= exchange.limit {
+            // The declared length is taken and allocated up front, when the budget has it.
+            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length <= exchange.limit,
+                budget.take(length)
+            {
+                exchange.taken = length
                 exchange.body.reserveCapacity(length)
             }
             self.exchange = exchange
         case .body(let buffer):
-            guard exchange.body.count + buffer.readableBytes <= exchange.limit else {
+            let needed = exchange.body.count + buffer.readableBytes
+            guard needed <= exchange.limit else {
                 fail(Failure.tooLarge(limit: exchange.limit), context: context)
                 return
+            }
+            if needed > exchange.taken {
+                // Taken in steps of at least 64 KiB, so that a long body does not contend per read.
+                let more = max(needed - exchange.taken, min(64 << 10, exchange.limit - exchange.taken))
+                guard budget.take(more) else {
+                    fail(Failure.overBudget(limit: budget.limit), context: context)
+                    return
+                }
+                exchange.taken += more
             }
             self.exchange = nil  // the body is appended in place, without a copy of the array
             exchange.body.append(contentsOf: buffer.readableBytesView)
@@ -173,6 +197,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         case .end:
             guard exchange.head != nil else {
                 self.exchange = nil
+                budget.give(exchange.taken)
                 exchange.promise.fail(Failure.closedInAnswer)
                 context.close(promise: nil)
                 return
@@ -197,6 +222,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
                 settle(clean: false, context: context)
             } else {
                 self.exchange = nil
+                budget.give(exchange.taken)
                 exchange.promise.fail(
                     exchange.answered ? Failure.closedInAnswer : FailedBeforeAnswer(cause: Failure.closedBeforeAnswer)
                 )
@@ -217,6 +243,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         }
         if let exchange {
             self.exchange = nil
+            budget.give(exchange.taken)
             exchange.promise.fail(exchange.answered ? error : FailedBeforeAnswer(cause: error))
         }
         context.close(promise: nil)
@@ -227,6 +254,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
     private func settle(clean: Bool, context: ChannelHandlerContext) {
         guard let exchange, exchange.ended, let head = exchange.head else { return }
         self.exchange = nil
+        budget.give(exchange.taken)
         let reusable = clean && !exchange.junk && head.isKeepAlive && Self.isFramed(head)
         if !reusable { context.close(promise: nil) }
         exchange.promise.succeed(Received(head: head, body: exchange.body, reusable: reusable))

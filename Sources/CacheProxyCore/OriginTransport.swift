@@ -33,6 +33,8 @@ import Darwin
 ///   which the origin wrote anything past an answer (a second response, the start of one, body
 ///   bytes past its length), or wrote while it was idle, is closed rather than kept (see
 ///   `OriginResponseFramer`; docs/cache-proxy.md, "A hostile origin").
+/// - What the exchanges hold at once is bounded by ``Configuration/maximumBufferedBytes``, over
+///   every connection; an exchange that would take more fails with `overloaded`.
 /// - Failures are classified as `HTTPClientTransport` classifies them: a connection refused or
 ///   not made is `noConnection`; a connect or an exchange past its time is `timeout`; anything
 ///   else, a body over ``Configuration/maximumBodyBytes`` included, is `network`.
@@ -45,6 +47,10 @@ public final class OriginTransport: HTTPTransport {
     public struct Configuration: Sendable {
         /// The largest response body accepted; a larger one is a network error. Default 64 MiB.
         public var maximumBodyBytes: Int
+        /// The most bytes of answers all exchanges may hold at once, over every connection: an
+        /// exchange whose body would take more fails with `overloaded` (cache-proxy answers 503)
+        /// and gives back what it took. Default 256 MiB (four bodies of the largest size).
+        public var maximumBufferedBytes: Int
         /// The idle connections kept per origin. Default 64.
         public var maximumIdleConnections: Int
         /// How long making a connection may take, at most; never longer than the exchange's
@@ -57,11 +63,13 @@ public final class OriginTransport: HTTPTransport {
         /// Creates a configuration.
         public init(
             maximumBodyBytes: Int = 64 << 20,
+            maximumBufferedBytes: Int = 256 << 20,
             maximumIdleConnections: Int = 64,
             connectTimeout: Duration = .seconds(10),
             clock: any Clock<Duration> = ContinuousClock()
         ) {
             self.maximumBodyBytes = maximumBodyBytes
+            self.maximumBufferedBytes = maximumBufferedBytes
             self.maximumIdleConnections = maximumIdleConnections
             self.connectTimeout = connectTimeout
             self.clock = clock
@@ -71,6 +79,8 @@ public final class OriginTransport: HTTPTransport {
     /// The configuration.
     public let configuration: Configuration
     private let group: any EventLoopGroup
+    /// What the exchanges hold at once, against ``Configuration/maximumBufferedBytes``.
+    let budget: BufferBudget
     /// The kept connections by authority, the most recently used last; nil once shut down.
     private let idle = Mutex<[String: [OriginConnection]]?>([:])
 
@@ -84,6 +94,7 @@ public final class OriginTransport: HTTPTransport {
     ) {
         self.group = eventLoopGroup
         self.configuration = configuration
+        self.budget = BufferBudget(limit: configuration.maximumBufferedBytes)
     }
 
     /// Sends `request` and returns the final answer, whole, within `timeout` (head and body);
@@ -176,7 +187,8 @@ public final class OriginTransport: HTTPTransport {
         try await ClientBootstrap(group: group)
             .connectTimeout(.nanoseconds(Int64(outgoing.connectTimeout / .nanoseconds(1))))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connect(host: outgoing.host, port: outgoing.port, channelInitializer: OriginConnection.setUp)
+            .connect(host: outgoing.host, port: outgoing.port) { [budget] in OriginConnection.setUp($0, budget: budget)
+            }
     }
 
     private func takeIdle(_ authority: String) -> OriginConnection? {
@@ -263,6 +275,13 @@ extension OriginTransport {
             return CachingClientError(
                 code: .network,
                 message: "the response body is larger than \(limit) bytes",
+                underlying: error
+            )
+        }
+        if let failure = error as? OriginConnectionHandler.Failure, case .overBudget(let limit) = failure {
+            return CachingClientError(
+                code: .overloaded,
+                message: "the answers in flight hold \(limit) bytes, the transport's budget",
                 underlying: error
             )
         }

@@ -84,7 +84,8 @@ enum ProxyMapping {
     ///   `If-None-Match` (or, without one, `If-Modified-Since`) matches it (RFC 9110 §13.1).
     /// - `HEAD` gets the head alone, with the `Content-Length` of the body it would have had.
     /// - No answer: 504 (Gateway Timeout) when the origin timed out or `only-if-cached` found
-    ///   nothing, 502 (Bad Gateway) otherwise.
+    ///   nothing, 503 (Service Unavailable, `Retry-After: 1`) when the upstream client's budget for
+    ///   answers in flight was spent, 502 (Bad Gateway) otherwise.
     /// - Parameter statusHeader: the field that tells `HIT`, `MISS`…, or nil for none.
     static func answer(
         for result: FetchResult,
@@ -122,16 +123,15 @@ enum ProxyMapping {
 
     private static func answerParts(_ result: FetchResult, _ head: HTTPResponse?) -> (HTTPResponse, [UInt8]) {
         if let head { return (head, result.body ?? []) }
-        let code = result.error?.code
-        let gatewayTimeout = code == .timeout || code == .notCached
-        let message =
-            gatewayTimeout
-            ? "the upstream did not answer in time\n" : "the upstream could not be reached or failed\n"
-        let response = HTTPResponse(
-            status: gatewayTimeout ? .gatewayTimeout : .badGateway,
-            headerFields: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"]
-        )
-        return (response, Array(message.utf8))
+        let (status, message): (HTTPResponse.Status, String) =
+            switch result.error?.code {
+            case .timeout?, .notCached?: (.gatewayTimeout, "the upstream did not answer in time\n")
+            case .overloaded?: (.serviceUnavailable, "the proxy holds as many answers in flight as it may\n")
+            default: (.badGateway, "the upstream could not be reached or failed\n")
+            }
+        var fields: HTTPFields = [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"]
+        if status == .serviceUnavailable { fields[.retryAfter] = "1" }
+        return (HTTPResponse(status: status, headerFields: fields), Array(message.utf8))
     }
 }
 #endif

@@ -266,11 +266,24 @@ package enum Socket {
     /// Connects a blocking socket to 127.0.0.1:`port` and closes it: 0 when the connection was
     /// made, else the errno (`ECONNREFUSED` for a stopped origin).
     package static func connectionError(port: Int) -> Int32 {
-        let descriptor = makeSocket()
+        let descriptor = connected(port: port)
         guard descriptor >= 0 else { return errno }
-        defer { close(descriptor) }
-        let connected = withLoopbackAddress(port: port) { connect(descriptor, $0, $1) }
-        return connected == 0 ? 0 : errno
+        close(descriptor)
+        return 0
+    }
+
+    /// A blocking, close-on-exec socket connected to 127.0.0.1:`port`, which the caller closes;
+    /// -1 on failure, with `errno` set.
+    package static func connected(port: Int) -> Int32 {
+        let descriptor = makeSocket()
+        guard descriptor >= 0 else { return -1 }
+        guard withLoopbackAddress(port: port, { connect(descriptor, $0, $1) }) == 0 else {
+            let failure = errno
+            close(descriptor)
+            errno = failure
+            return -1
+        }
+        return descriptor
     }
 
     /// A close-on-exec TCP socket (atomically where the system allows it), or -1.

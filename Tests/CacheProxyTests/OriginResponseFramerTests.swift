@@ -18,7 +18,7 @@ import Testing
         let answer: EventLoopFuture<OriginConnectionHandler.Received>
 
         init(method: HTTPMethod = .GET) throws {
-            let handler = OriginConnectionHandler()
+            let handler = OriginConnectionHandler(budget: BufferBudget(limit: 1 << 30))
             try channel.pipeline.syncOperations.addHandlers([HTTPRequestEncoder(), OriginResponseFramer(), handler])
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80)).wait()
             let promise = channel.eventLoop.makePromise(of: OriginConnectionHandler.Received.self)

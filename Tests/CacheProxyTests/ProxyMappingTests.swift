@@ -120,9 +120,9 @@ import Testing
 
     @Test(arguments: [
         (CachingClientError.Code.timeout, 504), (.notCached, 504), (.noConnection, 502), (.network, 502),
-        (.cancelled, 502),
+        (.cancelled, 502), (.overloaded, 503),
     ])
-    func noAnswerBecomes502Or504(code: CachingClientError.Code, status: Int) {
+    func noAnswerBecomes502Or503Or504(code: CachingClientError.Code, status: Int) {
         let result = FetchResult(
             response: nil,
             body: nil,
@@ -135,6 +135,7 @@ import Testing
         #expect(answer.response.status.code == status && answer.status == .error && !answer.body.isEmpty)
         #expect(answer.response.headerFields[.contentLength] == String(answer.body.count))
         #expect(answer.response.headerFields[HTTPField.Name("X-Cache")!] == "ERROR")
+        #expect((answer.response.headerFields[.retryAfter] == "1") == (status == 503))
     }
 
     @Test func headAnswersCarryTheLengthOfTheBodyTheyLeaveOut() {

@@ -182,7 +182,7 @@ extension CachingHTTPClient {
             return await take(answer, for: step, requestTime: requestTime, responseTime: responseTime)
         } catch {
             let failure = CachingClientError.classify(error)
-            if failure.code != .cancelled { recordFailure(backoffKey, failure) }
+            if failure.code != .cancelled, failure.code != .overloaded { recordFailure(backoffKey, failure) }
             return NetworkOutcome(response: nil, body: nil, source: .none, error: failure)
         }
     }

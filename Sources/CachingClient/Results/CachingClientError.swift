@@ -9,7 +9,7 @@ public struct CachingClientError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case authentication, noConnection, timeout, network, server, parse, notCached, backingOff, cancelled
-            case closed, storage, notValidated, invalidArgument
+            case closed, storage, notValidated, invalidArgument, overloaded
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -45,6 +45,9 @@ public struct CachingClientError: Error, Sendable, CustomStringConvertible {
         public static var notValidated: Self { Self(.notValidated) }
         /// An argument is out of range.
         public static var invalidArgument: Self { Self(.invalidArgument) }
+        /// The transport refused or cut the exchange to stay within its memory budget for answers
+        /// in flight (not the origin's fault: the key does not back off).
+        public static var overloaded: Self { Self(.overloaded) }
 
         public var description: String { String(describing: base) }
     }

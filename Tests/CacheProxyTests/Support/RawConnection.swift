@@ -2,6 +2,7 @@
 
 #if Proxy
 import Foundation
+import TestOriginSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -33,19 +34,9 @@ enum RawConnection {
     }
 
     private static func blockingExchange(port: Int, _ request: String, limitSeconds: Int) -> Outcome {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        precondition(descriptor >= 0, "socket() failed")
+        let descriptor = Socket.connected(port: port)
+        precondition(descriptor >= 0, "connect() failed")
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        precondition(connected == 0, "connect() failed")
         let bytes = Array(request.utf8)
         var sent = 0
         while sent < bytes.count {
