@@ -14,7 +14,7 @@ import Testing
     /// Four origins' bodies of 300 KiB stall in flight under a budget of 1 MiB: at least one
     /// exchange fails with `overloaded`, the peak stays within the budget, and once the rest end
     /// nothing is held.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func bodiesInFlightStayWithinTheBudget() async throws {
         let origin = try await TestOrigin.start()
         let budget = 1 << 20

@@ -83,11 +83,11 @@ import Testing
         let first = try await transport.send(
             Self.request(origin, "/a", method: variant.method),
             body: nil,
-            timeout: .seconds(10)
+            timeout: .seconds(30)
         )
         #expect([200, 304].contains(first.response.status.code))
         #expect(first.body == (variant.method == .head || first.response.status == .notModified ? [] : Array("a".utf8)))
-        let second = try await transport.send(Self.request(origin, "/b"), body: nil, timeout: .seconds(10))
+        let second = try await transport.send(Self.request(origin, "/b"), body: nil, timeout: .seconds(30))
         #expect(second.response.status == .notFound)
         #expect(String(decoding: second.body, as: UTF8.self) == "not found")
         #expect(second.response.headerFields[HTTPField.Name("X-Junk")!] == nil)
@@ -100,11 +100,11 @@ import Testing
     @Test func bytesOnAnIdleConnectionCloseIt() async throws {
         let origin = try await Self.origin(answering: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na")
         let transport = OriginTransport()
-        let first = try await transport.send(Self.request(origin, "/a"), body: nil, timeout: .seconds(10))
+        let first = try await transport.send(Self.request(origin, "/a"), body: nil, timeout: .seconds(30))
         #expect(first.response.status == .ok)
         try await origin.send(Array(Self.poison.utf8))
         await origin.waitForClosedConnections(1)
-        let second = try await transport.send(Self.request(origin, "/b"), body: nil, timeout: .seconds(10))
+        let second = try await transport.send(Self.request(origin, "/b"), body: nil, timeout: .seconds(30))
         #expect(second.response.status == .notFound)
         #expect(origin.connectionCount == 2)
         await transport.shutdown()
@@ -119,7 +119,7 @@ import Testing
         )
         let transport = OriginTransport()
         for path in ["/a", "/b", "/a", "/b"] {
-            let answer = try await transport.send(Self.request(origin, path), body: nil, timeout: .seconds(10))
+            let answer = try await transport.send(Self.request(origin, path), body: nil, timeout: .seconds(30))
             #expect(answer.response.status == (path == "/a" ? .ok : .notFound))
         }
         #expect(origin.connectionCount == 1)
@@ -159,7 +159,7 @@ import Testing
         var seen: [String] = []
         for path in ["/a", "/b", "/b"] {
             let request = HTTPClientRequest(url: "http://127.0.0.1:\(running.port)\(path)")
-            let response = try await ProxyFixture.user.execute(request, timeout: .seconds(10))
+            let response = try await ProxyFixture.user.execute(request, timeout: .seconds(30))
             let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
             #expect(response.headers.first(name: "X-Junk") == nil)
             seen.append("\(response.status.code) \(response.headers.first(name: "X-Cache") ?? "") \(body)")

@@ -84,7 +84,7 @@ import Testing
 
     /// A call with a hook or a delegate of its own does not join another's flight (nor is joined):
     /// what is stored on its behalf passes its own pipeline, which a shared flight would skip.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aCallWithItsOwnHooksHasAFlightOfItsOwn() async throws {
         let f = try await Fixture.make(keepAlive: true)
         let gate = TestOrigin.Gate()
