@@ -131,15 +131,15 @@ import Testing
         )
         try await cache.set(entry([1]), for: "k")
         cache.memory.removeAll()
-        await lower.gateNextRead()
+        await lower.gate(.read)
         async let read = cache.entry(for: "k")
-        await lower.waitForGatedRead()
+        await lower.waitUntilHeld(.read)
         if removeInstead {
             try await cache.remove("k")
         } else {
             try await cache.set(entry([2]), for: "k")
         }
-        lower.releaseGatedRead()
+        lower.release(.read)
         // The racing reader answers with what it read, as of when it asked.
         #expect(await read?.value == [1])
         if removeInstead {
@@ -150,60 +150,4 @@ import Testing
             #expect(await cache.entry(for: "k")?.value == [2])
         }
     }
-}
-
-/// A lower tier in memory whose next read can be held after it has looked its key up, to stage a
-/// reader racing a writer deterministically.
-private actor GatedTier: CacheTier {
-    private var entries: [String: CacheEntry] = [:]
-    private var gateArmed = false
-    private let started = AsyncStream.makeStream(of: Void.self)
-    private let released = AsyncStream.makeStream(of: Void.self)
-
-    func gateNextRead() { gateArmed = true }
-
-    func waitForGatedRead() async {
-        for await _ in started.stream { return }
-    }
-
-    nonisolated func releaseGatedRead() { released.continuation.yield() }
-
-    func entry(for key: CacheKey) async throws -> CacheEntry? {
-        let found = entries[key.string]
-        if gateArmed {
-            gateArmed = false
-            started.continuation.yield()
-            for await _ in released.stream { break }
-        }
-        return found
-    }
-
-    func set(_ entry: CacheEntry, for key: CacheKey) async throws -> Bool {
-        entries[key.string] = entry
-        return true
-    }
-
-    func remove(_ key: CacheKey) async throws -> Bool {
-        entries.removeValue(forKey: key.string) != nil
-    }
-
-    func removeAll() async throws { entries = [:] }
-
-    func removeEntries(storedSince date: Date) async throws -> Int {
-        let doomed = entries.filter { $0.value.storedAt >= date }.keys
-        for key in doomed { entries[key] = nil }
-        return doomed.count
-    }
-
-    var tierUsage: CacheUsage {
-        CacheUsage(bytes: entries.values.reduce(0) { $0 + $1.value.count }, entryCount: entries.count)
-    }
-
-    private(set) var isClosed = false
-
-    func close() async throws { isClosed = true }
-
-    func reopen(encryption: DiskEncryption?) async throws { isClosed = false }
-
-    func reset() async throws { entries = [:] }
 }

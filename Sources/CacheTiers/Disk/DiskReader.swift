@@ -92,12 +92,9 @@ package final class DiskReader: Sendable {
         do {
             record = try Self.readRecord(location, from: reference.descriptor)
         } catch {
-            logger.error(
-                "disk read failed",
-                metadata: ["segment": "\(location.segment)", "offset": "\(location.offset)", "error": "\(error)"]
-            )
-            stripe.misses.add(1, ordering: .relaxed)
-            return .miss
+            // Unreadable now is unreadable next time too: dropped, so that it is reported once.
+            drop(location, segment: reference.segment, stripe: stripe, reason: "read failed: \(error)")
+            return .corrupt(bytesRead: 0)
         }
         guard var record else {
             drop(

@@ -82,7 +82,16 @@ extension DiskStore {
     func compactSegment(_ sequence: UInt32, isOldest: Bool) throws {
         guard let segment = segments[sequence] else { return }
         let length = segment.size - Self.segmentHeaderSize
-        if length > 0, let bytes = try segment.file.read(count: length, at: Int64(Self.segmentHeaderSize)) {
+        if length > 0 {
+            let read: [UInt8]?
+            do {
+                read = try segment.file.read(count: length, at: Int64(Self.segmentHeaderSize))
+            } catch let error as CacheError where Self.isDamage(error) {
+                return try dropUnreadableSegment(sequence, reason: "\(error)")
+            }
+            guard let bytes = read else {
+                return try dropUnreadableSegment(sequence, reason: "the file is shorter than the records written to it")
+            }
             var copies: [(IndexEntry?, [UInt8])] = []
             _ = bytes.withUnsafeBytes { bytes in
                 RecordScanner.scan(bytes) { header, record, offset in

@@ -22,14 +22,11 @@ extension DiskStore {
         let clock = ContinuousClock()
         let start = clock.now
         for sequence in try directory.segmentSequences() {
-            let file = try CacheFile.open(directory.segmentPath(sequence), create: false, faults: configuration.faults)
-            // In `segments` before anything can throw, so the store's cleanup closes it.
-            let handle = SegmentHandle(sequence: sequence, file: file)
-            segments[sequence] = Segment(handle: handle, size: 0)
-            order.append(sequence)
-            index.addSegment(handle)
-            segments[sequence]?.size = Int(try file.size())
-            try checkFormatVersion(of: file, sequence: sequence)
+            do {
+                try openSegment(sequence)
+            } catch let error as CacheError where Self.isDamage(error) {
+                abandonSegment(sequence, reason: "\(error)")
+            }
         }
 
         var replayFrom: (sequence: UInt32, offset: Int)? = order.first.map { ($0, Self.segmentHeaderSize) }
@@ -48,8 +45,12 @@ extension DiskStore {
         if let replayFrom {
             for sequence in order where sequence >= replayFrom.sequence {
                 let offset = sequence == replayFrom.sequence ? replayFrom.offset : Self.segmentHeaderSize
-                if try replay(sequence, from: offset) {
-                    clearedBefore = sequence
+                do {
+                    if try replay(sequence, from: offset) {
+                        clearedBefore = sequence
+                    }
+                } catch let error as CacheError where Self.isDamage(error) {
+                    abandonSegment(sequence, reason: "\(error)")
                 }
             }
         }
@@ -64,7 +65,10 @@ extension DiskStore {
             snapshotBytes = Int((try? snapshotSize.size()) ?? 0)
             snapshotSize.close()
         }
-        if order.isEmpty {
+        if let highest = unreadableSegments.max(), highest >= order.last ?? 0 {
+            // The sequence numbers of unreadable segments stay taken: new segments go above them.
+            try createSegment(highest + 1)
+        } else if order.isEmpty {
             try createSegment(1)
         } else if let active = segments[activeSequence], active.size >= configuration.effectiveSegmentBytes {
             try rotate()
@@ -79,7 +83,7 @@ extension DiskStore {
         }
         recovery.duration = clock.now - start
         // An open that repaired something is worth a line in the app's log; a clean one is not.
-        let repaired = recovery.corruptRegions > 0 || recovery.truncatedBytes > 0
+        let repaired = recovery.corruptRegions > 0 || recovery.truncatedBytes > 0 || !unreadableSegments.isEmpty
         logger.log(
             level: repaired ? .info : .debug,
             "disk tier opened",
@@ -87,9 +91,24 @@ extension DiskStore {
                 "directory": "\(configuration.directory)", "entries": "\(index.count)",
                 "snapshot": "\(recovery.usedSnapshot)", "replayedRecords": "\(recovery.replayedRecords)",
                 "corruptRegions": "\(recovery.corruptRegions)", "truncatedBytes": "\(recovery.truncatedBytes)",
+                "unreadableSegments": "\(unreadableSegments)",
                 "duration": "\(recovery.duration)",
             ]
         )
+    }
+
+    /// Opens segment `sequence` and adds it to the store, checking its format version.
+    /// - Throws: ``CacheError/Code/unsupportedFormat`` for a newer format; I/O errors (the segment
+    ///   is then not part of the store).
+    private func openSegment(_ sequence: UInt32) throws {
+        let file = try CacheFile.open(directory.segmentPath(sequence), create: false, faults: configuration.faults)
+        // In `segments` before anything can throw, so the store's cleanup closes it.
+        let handle = SegmentHandle(sequence: sequence, file: file)
+        segments[sequence] = Segment(handle: handle, size: 0)
+        order.append(sequence)
+        index.addSegment(handle)
+        segments[sequence]?.size = Int(try file.size())
+        try checkFormatVersion(of: file, sequence: sequence)
     }
 
     /// Replays segment `sequence` from `start`, applying each valid record to the index and cutting

@@ -82,6 +82,8 @@ package final class DiskStore {
     /// The writer's counters; ``statistics`` adds the readers'.
     var counters = Statistics()
     package internal(set) var recovery = RecoveryReport()
+    /// Segments found at open that could not be read, set aside (see ``abandonSegment(_:reason:)``).
+    package internal(set) var unreadableSegments: [UInt32] = []
     /// The keys of an encrypted store; nil for a plain one.
     package internal(set) var cipher: RecordCipher?
     var lastSync = ContinuousClock.now

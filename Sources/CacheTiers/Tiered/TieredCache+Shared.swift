@@ -41,14 +41,20 @@ extension TieredCache {
     }
 
     /// The entry for `key` from the shared tier after the lower tiers missed: attached (when
-    /// `attaches`) and promoted to the lower tiers and to memory.
+    /// `attaches`) and promoted to the lower tiers and to memory, unless a removal began since
+    /// `ticket` was taken (or was under way: nil).
     func sharedEntry(
         for key: CacheKey,
         memoryGeneration generation: UInt64,
+        ticket: RemovalLedger.Ticket?,
         attaches: Bool,
         attach: (CacheEntry) -> (any CacheAttachment)?
     ) async -> CacheEntry? {
-        guard let shared, var found = await shared.entry(for: key) else { return nil }
+        guard let shared else { return nil }
+        // A removal queued for the shared tier and not yet written: its copy there is gone.
+        // Asked before the read, so that the removal cannot land between the two.
+        if writeThrough?.hasPendingRemoval(key) == true { return nil }
+        guard var found = await shared.entry(for: key) else { return nil }
         if attaches {
             guard let attachment = attach(found) else {
                 _ = try? await remove(key)
@@ -56,6 +62,10 @@ extension TieredCache {
             }
             found.attachment = attachment
         }
+        // Registered for as long as it writes: a removal that begins meanwhile waits for it, and
+        // then removes what it wrote.
+        guard let ticket, removals.beginPromotion(ticket) else { return found }
+        defer { removals.endPromotion(ticket) }
         // Only when memory saw no newer write or removal meanwhile: the same guard keeps the
         // lower tiers from taking older bytes.
         if memory.promote(found, for: key, ifUnchangedSince: generation) {
@@ -90,17 +100,24 @@ extension TieredCache {
 
     /// Drops this instance's copies of what another instance removed; a tag goes to `onTag`.
     func apply(_ invalidation: SharedInvalidation, onTag: (@Sendable (String) async -> Void)?) async {
+        // A tier that fails to drop its copy has its own log; the invalidation goes on to the rest.
         if let tag = invalidation.tag {
             await onTag?(tag)
         } else if let key = invalidation.key {
-            memory.remove(key)
-            for tier in lowerTiers { _ = try? await tier.remove(key) }
+            await removals.removal(of: key) {
+                memory.remove(key)
+                for tier in lowerTiers { _ = try? await tier.remove(key) }
+            }
         } else if let date = invalidation.storedSince {
-            memory.removeEntries(storedSince: date)
-            for tier in lowerTiers { _ = try? await tier.removeEntries(storedSince: date) }
+            await removals.removal(of: nil) {
+                memory.removeEntries(storedSince: date)
+                for tier in lowerTiers { _ = try? await tier.removeEntries(storedSince: date) }
+            }
         } else if invalidation.isAll {
-            memory.removeAll()
-            for tier in lowerTiers { try? await tier.removeAll() }
+            await removals.removal(of: nil) {
+                memory.removeAll()
+                for tier in lowerTiers { try? await tier.removeAll() }
+            }
         }
     }
 

@@ -56,6 +56,8 @@ public struct TieredCache: Sendable, Service {
     public let sharedOptions: SharedOptions
     /// The queue of writes to the shared tier, when there is one.
     let writeThrough: WriteThroughQueue?
+    /// The removals under way and done, which keep a read from promoting what a removal took.
+    let removals = RemovalLedger()
 
     /// Creates a cache of a memory tier over an optional disk tier.
     public init(memory: MemoryTier, disk: DiskTier?) {
@@ -104,7 +106,12 @@ public struct TieredCache: Sendable, Service {
     ///
     /// A lower tier that fails is a miss there (its error is its own to log). A promotion never
     /// overwrites a write or removal that reached memory while the lower tier was read, so a
-    /// reader racing a writer cannot put the older bytes back in front of the newer ones.
+    /// reader racing a writer cannot put the older bytes back in front of the newer ones. A
+    /// completed removal is final: once ``remove(_:)``, ``removeAll()`` or
+    /// ``removeEntries(storedSince:)`` has returned, no read that raced it promotes what it
+    /// removed, into memory or into a lower tier, and the shared tier's copy is not read until
+    /// the queued removal has reached it. A read that overlaps a removal may still return the
+    /// value it found (it is not promoted).
     /// A closed cache finds nothing (see ``isOpen``).
     /// - Complexity: O(1) per tier asked; the memory tier is asked once.
     public func entry(for key: CacheKey) async -> CacheEntry? {
@@ -223,6 +230,9 @@ public struct TieredCache: Sendable, Service {
         attaches: Bool,
         attach: (CacheEntry) -> (any CacheAttachment)?
     ) async -> CacheEntry? {
+        // Taken before any lower tier is asked: a removal that begins after it, or was under way,
+        // keeps what is found out of memory.
+        let ticket = removals.ticket(for: key)
         for tier in lowerTiers {
             guard var found = try? await tier.entry(for: key) else { continue }
             if attaches {
@@ -232,10 +242,18 @@ public struct TieredCache: Sendable, Service {
                 }
                 found.attachment = attachment
             }
-            memory.promote(found, for: key, ifUnchangedSince: generation)
+            if let ticket, removals.isCurrent(ticket) {
+                memory.promote(found, for: key, ifUnchangedSince: generation)
+            }
             return found
         }
-        return await sharedEntry(for: key, memoryGeneration: generation, attaches: attaches, attach: attach)
+        return await sharedEntry(
+            for: key,
+            memoryGeneration: generation,
+            ticket: ticket,
+            attaches: attaches,
+            attach: attach
+        )
     }
 
     /// Stores `entry` for `key` as `policy` allows.
@@ -267,39 +285,47 @@ public struct TieredCache: Sendable, Service {
         if let firstError { throw firstError }
     }
 
-    /// Removes `key` from every tier.
+    /// Removes `key` from every tier. The removal is final: once it has returned, no read that
+    /// raced it brings the value back (see ``entry(for:)``); the shared tier's removal is queued,
+    /// and until it is written the shared tier's copy is not read.
     /// - Returns: whether any tier held it.
     /// - Throws: ``CacheError/Code/closed`` when the cache is closed; a lower tier's error.
     @discardableResult
     public func remove(_ key: CacheKey) async throws -> Bool {
         try lifecycle.checkOpen()
-        var removed = memory.remove(key) != nil
-        writeThrough?.enqueueRemove(key, broadcast: true)
-        for tier in lowerTiers where try await tier.remove(key) {
-            removed = true
+        return try await removals.removal(of: key) {
+            var removed = memory.remove(key) != nil
+            writeThrough?.enqueueRemove(key, broadcast: true)
+            for tier in lowerTiers where try await tier.remove(key) {
+                removed = true
+            }
+            return removed
         }
-        return removed
     }
 
-    /// Removes every entry from every tier.
+    /// Removes every entry from every tier; final as ``remove(_:)`` is.
     /// - Throws: ``CacheError/Code/closed`` when the cache is closed; a lower tier's error.
     public func removeAll() async throws {
         try lifecycle.checkOpen()
-        memory.removeAll()
-        try? await shared?.removeAll()
-        for tier in lowerTiers {
-            try await tier.removeAll()
+        try await removals.removal(of: nil) {
+            memory.removeAll()
+            try? await shared?.removeAll()
+            for tier in lowerTiers {
+                try await tier.removeAll()
+            }
         }
     }
 
-    /// Removes the entries stored at or after `date` from every tier.
+    /// Removes the entries stored at or after `date` from every tier; final as ``remove(_:)`` is.
     /// - Throws: ``CacheError/Code/closed`` when the cache is closed; a lower tier's error.
     public func removeEntries(storedSince date: Date) async throws {
         try lifecycle.checkOpen()
-        memory.removeEntries(storedSince: date)
-        try? await shared?.removeEntries(storedSince: date)
-        for tier in lowerTiers {
-            _ = try await tier.removeEntries(storedSince: date)
+        try await removals.removal(of: nil) {
+            memory.removeEntries(storedSince: date)
+            try? await shared?.removeEntries(storedSince: date)
+            for tier in lowerTiers {
+                _ = try await tier.removeEntries(storedSince: date)
+            }
         }
     }
 

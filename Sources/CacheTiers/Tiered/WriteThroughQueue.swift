@@ -28,6 +28,9 @@ package final class WriteThroughQueue: Sendable {
     private let lanes: [AsyncStream<Item>]
     private let continuations: [AsyncStream<Item>.Continuation]
     private let pendingBytes = Atomic<Int>(0)
+    /// Keys with a removal queued and not yet written, and how many: the shared tier's copy of
+    /// such a key is gone as far as readers go.
+    private let pendingRemovals = Mutex<[CacheKey: Int]>([:])
     private let counters = Mutex(TieredCache.SharedWriteStatistics())
 
     package init(lanes laneCount: Int, maximumPendingBytes: Int, laneCapacity: Int = 4096) {
@@ -70,7 +73,28 @@ package final class WriteThroughQueue: Sendable {
     /// - Returns: false when it was dropped (the lane is full or the queue is finished).
     @discardableResult
     package func enqueueRemove(_ key: CacheKey, broadcast: Bool) -> Bool {
-        yield(Item(key: key, operation: .remove(broadcast: broadcast), bytes: 0))
+        // Counted before it is queued, so that a writer cannot apply it before it is counted.
+        pendingRemovals.withLock { $0[key, default: 0] += 1 }
+        guard yield(Item(key: key, operation: .remove(broadcast: broadcast), bytes: 0)) else {
+            removalDone(key)
+            return false
+        }
+        return true
+    }
+
+    /// Whether a removal of `key` is queued and not yet written (or failed).
+    package func hasPendingRemoval(_ key: CacheKey) -> Bool {
+        pendingRemovals.withLock { $0[key] != nil }
+    }
+
+    private func removalDone(_ key: CacheKey) {
+        pendingRemovals.withLock { pending in
+            if let count = pending[key], count > 1 {
+                pending[key] = count - 1
+            } else {
+                pending[key] = nil
+            }
+        }
     }
 
     private func yield(_ item: Item) -> Bool {
@@ -114,6 +138,7 @@ package final class WriteThroughQueue: Sendable {
         } catch {
             counters.withLock { $0.failed += 1 }
         }
+        if case .remove = item.operation { removalDone(item.key) }
     }
 
     /// Ends the queue: the writers finish what is queued and stop; later operations are dropped.
