@@ -234,12 +234,23 @@ func docs_caching_client_line190() async throws {
         configuration: .init(delegate: SessionDelegate(vault: vault))
     )
     let result = await client.fetch(request, delegate: WillCache.memoryOnly { _, _ in true })  // this request only
+
+    // A unit test of the delegate needs no client: FetchContext has a public initializer.
+    let me = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/me/profile")
+    let proposed = CachedResponse(
+        response: HTTPResponse(status: .ok), body: Array("{}".utf8), requestTime: Date(), responseTime: Date()
+    )
+    let stored = await SessionDelegate(vault: vault).willCache(proposed, for: FetchContext(request: me))
+    assert(stored?.storagePolicy == .allowedInMemoryOnly)
     _ = client
     _ = result
+    _ = me
+    _ = proposed
+    _ = stored
 }
 
-// docs/caching-client.md:239
-func docs_caching_client_line239() async throws {
+// docs/caching-client.md:247
+func docs_caching_client_line247() async throws {
     for await event in client.events(for: request, policy: .cacheThenNetwork) {
         switch event {
         case .cacheResponse(let cached) where cached.hasAnswer: render(cached, banner: "updating…")
@@ -251,15 +262,15 @@ func docs_caching_client_line239() async throws {
     }
 }
 
-// docs/caching-client.md:256
-func docs_caching_client_line256() async throws {
+// docs/caching-client.md:264
+func docs_caching_client_line264() async throws {
     try await client.close()                           // app goes to the background
     try await client.reopen(encryption: keys)          // back: same key (or a new one after reset)
     try await client.close(); try await client.reset() // sign-out: wipe memory and disk
 }
 
-// docs/caching-client.md:280
-func docs_caching_client_line280() async throws {
+// docs/caching-client.md:288
+func docs_caching_client_line288() async throws {
     let cache = try ResponseCache(configuration: .init(
         disk: .init(directory: "/var/cache/myapp-http"),
         willCache: .tagging { _, request in request.path?.hasPrefix("/tasks") == true ? ["tasks"] : [] }

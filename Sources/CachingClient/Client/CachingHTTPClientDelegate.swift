@@ -71,9 +71,18 @@ public struct FetchContext: Sendable {
     /// Its freshness class.
     public var freshness: FreshnessClass
 
-    /// A context for `request`; a caller that is not the client (a server middleware) builds one
-    /// to run the same delegates.
-    package init(request: HTTPRequest, policy: CachePolicy, freshness: FreshnessClass) {
+    /// A context for `request`, as the client makes one for each call: an app builds one to test
+    /// its own delegate, and a caller that is not the client (a server middleware) to run the same
+    /// delegates.
+    /// - Parameters:
+    ///   - request: the caller's request.
+    ///   - policy: the policy it is fetched under; default `useProtocolCachePolicy`.
+    ///   - freshness: its freshness class; default `.http`.
+    public init(
+        request: HTTPRequest,
+        policy: CachePolicy = .useProtocolCachePolicy,
+        freshness: FreshnessClass = .http
+    ) {
         self.request = request
         self.policy = policy
         self.freshness = freshness
