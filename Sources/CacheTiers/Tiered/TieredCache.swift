@@ -309,6 +309,7 @@ public struct TieredCache: Sendable, Service {
         try lifecycle.checkOpen()
         try await removals.removal(of: nil) {
             memory.removeAll()
+            // Not yet reported when the shared tier is down (issue 30, item 3): the local tiers go on.
             try? await shared?.removeAll()
             for tier in lowerTiers {
                 try await tier.removeAll()
@@ -322,6 +323,7 @@ public struct TieredCache: Sendable, Service {
         try lifecycle.checkOpen()
         try await removals.removal(of: nil) {
             memory.removeEntries(storedSince: date)
+            // Not yet reported when the shared tier is down (issue 30, item 3): the local tiers go on.
             try? await shared?.removeEntries(storedSince: date)
             for tier in lowerTiers {
                 _ = try await tier.removeEntries(storedSince: date)
