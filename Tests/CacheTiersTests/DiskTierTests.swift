@@ -220,7 +220,7 @@ func entry(_ value: [UInt8], metadata: [UInt8] = [], at date: Date = fixedNow) -
         #expect(hits == store.index.count)
         #expect(store.statistics.corruptRecords == 0)
         // The running total matches the files.
-        let onDisk = directory.files(in: "cache").filter { $0 != "lock" }.compactMap {
+        let onDisk = directory.files(in: "cache").filter { $0 != "lock" && $0 != KeyedDigest.fileName }.compactMap {
             FileSurgery.size(directory.appending("cache/" + $0))
         }.reduce(0, +)
         #expect(store.totalBytes == onDisk)

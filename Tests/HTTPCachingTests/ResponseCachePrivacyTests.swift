@@ -92,32 +92,126 @@ import Testing
 
     /// Variant keys carry a digest of the varying values, never the values.
     @Test func variantKeysCarryADigestNotTheValues() throws {
+        let cache = try ResponseCache(configuration: T.configuration(nil))
+        let names = ["authorization", "cookie"]
         let request = T.request("https://h.example/a", [(.authorization, "Bearer abc.def"), (.cookie, "x=1")])
-        let key = ResponseCache.variantKey(
-            primaryKey: "GET https://h.example/a",
-            names: ["authorization", "cookie"],
-            request: request
-        )
+        let key = cache.variantKey(primaryKey: "GET https://h.example/a", names: names, request: request)
         #expect(!key.contains("abc.def") && !key.contains("x=1"))
         #expect(key.hasPrefix("GET https://h.example/a\u{1F}authorization,cookie\u{1F}"))
         // Stable (it is written to disk), and different for different values.
-        #expect(
-            key
-                == ResponseCache.variantKey(
-                    primaryKey: "GET https://h.example/a",
-                    names: ["authorization", "cookie"],
-                    request: request
-                )
-        )
+        #expect(key == cache.variantKey(primaryKey: "GET https://h.example/a", names: names, request: request))
         let other = T.request("https://h.example/a", [(.authorization, "Bearer abc.deg"), (.cookie, "x=1")])
-        #expect(
-            key
-                != ResponseCache.variantKey(
-                    primaryKey: "GET https://h.example/a",
-                    names: ["authorization", "cookie"],
-                    request: other
-                )
+        #expect(key != cache.variantKey(primaryKey: "GET https://h.example/a", names: names, request: other))
+    }
+
+    /// Issue 38, defect 2: a credential a response varies on (`Vary: Authorization`, `Cookie`) is
+    /// stored only as a keyed digest — with `.stripCredentials`, and with a hook that empties the
+    /// varying fields — yet selects its variant as before, from memory and from disk.
+    @Test(arguments: [HTTPField.Name.authorization, .cookie, .proxyAuthorization])
+    func aCredentialNamedByVaryIsStoredOnlyAsAKeyedDigest(_ field: HTTPField.Name) async throws {
+        try await withTemporaryDirectory { directory in
+            let emptying = WillCache { response, _ in
+                var response = response
+                response.varyingRequestFields = [:]
+                return response
+            }
+            let hook = WillCache.stripCredentials.then(emptying)
+            let cache = try ResponseCache(configuration: T.configuration(directory, willCache: hook))
+            let token = String(repeating: "9f3a", count: 16)  // 64 hexadecimal digits
+            let mine = T.request("https://h.example/feed", [(field, "Bearer \(token)")])
+            let theirs = T.request("https://h.example/feed", [(field, "Bearer \(token.uppercased())")])
+            let vary: [(HTTPField.Name, String)] = [(.cacheControl, "public, max-age=600"), (.vary, field.rawName)]
+            #expect(try await cache.storeCachedResponse(T.response("mine", vary), for: mine))
+            #expect(try await cache.storeCachedResponse(T.response("theirs", vary), for: theirs))
+
+            let stored = try #require(await cache.cachedResponse(for: mine))
+            let kept = try #require(stored.varyingRequestFields[field])
+            #expect(kept.hasPrefix(VaryRule.digestPrefix) && !kept.contains(token))
+            #expect(T().body(stored) == "mine")
+            #expect(T().body(await cache.cachedResponse(for: theirs)) == "theirs")
+            #expect(await cache.cachedResponse(for: T.request("https://h.example/feed")) == nil)
+
+            // From disk after a reopen: the directory's secret outlives the process's memory.
+            try await cache.close()
+            #expect(!diskText(directory).lowercased().contains(token))
+            try await cache.reopen()
+            #expect(T().body(await cache.cachedResponse(for: mine)) == "mine")
+            #expect(T().body(await cache.cachedResponse(for: theirs)) == "theirs")
+            try await cache.close()
+        }
+    }
+
+    /// A variant freshened by a 304 keeps its digest as it is (never a digest of the digest), and
+    /// still answers its own request.
+    @Test func aFreshenedCredentialVariantStillMatches() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try ResponseCache(configuration: T.configuration(directory))
+            let request = T.request("https://h.example/me", [(.authorization, "Bearer s3cr3t-token-1")])
+            let vary: [(HTTPField.Name, String)] = [
+                (.cacheControl, "public, max-age=0"), (.vary, "Authorization"), (.eTag, "\"v1\""),
+            ]
+            #expect(try await cache.storeCachedResponse(T.response("me", vary), for: request))
+            let before = try #require(await cache.cachedResponse(for: request)).varyingRequestFields
+            let later = T.requestTime.addingTimeInterval(30)
+            let answer = try await cache.freshen(
+                with: HTTPResponse(status: .notModified, headerFields: [.eTag: "\"v1\"", .cacheControl: "max-age=60"]),
+                for: await cache.lookup(request),
+                requestTime: later,
+                responseTime: later
+            )
+            #expect(answer != nil)
+            let after = try #require(await cache.cachedResponse(for: request))
+            #expect(after.varyingRequestFields == before)
+            #expect(after.response.headerFields[.cacheControl] == "max-age=60")
+            try await cache.close()
+            #expect(!diskText(directory).contains("s3cr3t-token-1"))
+        }
+    }
+
+    /// A record stored before credentials were digested (the value itself) still decodes: its
+    /// variant is a miss, once, and the next store replaces it.
+    @Test func aRecordWithAClearCredentialIsAMissOnce() async throws {
+        let cache = try ResponseCache(configuration: T.configuration(nil))
+        let request = T.request("https://h.example/old", [(.authorization, "Bearer old-token")])
+        let key = try #require(ResponseCache.primaryKey(for: request))
+        let response = T.response("old", [(.cacheControl, "public, max-age=600"), (.vary, "Authorization")])
+        _ = try await cache.put(
+            response,
+            for: request,
+            key: key,
+            replacing: nil,
+            parsed: nil,
+            storedVarying: [.authorization: "Bearer old-token"]
         )
+        #expect(await cache.cachedResponse(for: request) == nil)
+        #expect(
+            try await cache.storeCachedResponse(
+                T.response("new", response.response.headerFields.map { ($0.name, $0.value) }),
+                for: request
+            )
+        )
+        #expect(T().body(await cache.cachedResponse(for: request)) == "new")
+    }
+
+    /// Caches encrypted with the same key digest alike (so instances that share a key, and the
+    /// shared tier they write, match each other's variants); other keys, and plain directories,
+    /// each have their own secret.
+    @Test func theDigestSecretFollowsTheEncryptionKey() async throws {
+        try await withTemporaryDirectory { one in
+            try await withTemporaryDirectory { two in
+                try await withTemporaryDirectory { three in
+                    let key = EncryptionKey.random()
+                    let a = try ResponseCache(configuration: T.configuration(one, encryption: DiskEncryption(key: key)))
+                    let b = try ResponseCache(configuration: T.configuration(two, encryption: DiskEncryption(key: key)))
+                    let c = try ResponseCache(configuration: T.configuration(three))
+                    let digest = { (cache: ResponseCache) in cache.tiers.keyedDigest.hex(of: "Bearer x") }
+                    #expect(digest(a) == digest(b))
+                    #expect(digest(a) != digest(c))
+                    #expect(digest(c).count == 32)
+                    for cache in [a, b, c] { try await cache.close() }
+                }
+            }
+        }
     }
 
     /// A version 1 index (written before storage policies were kept per variant) still reads,

@@ -26,11 +26,14 @@ package final class DiskReader: Sendable {
     package let index: StripedIndex
     /// The keys of an encrypted store; nil for a plain one.
     package let cipher: RecordCipher?
+    /// The directory's keyed digest (``KeyedDigest``).
+    package let keyedDigest: KeyedDigest
     let logger: Logger
 
-    package init(index: StripedIndex, cipher: RecordCipher?, logger: Logger) {
+    package init(index: StripedIndex, cipher: RecordCipher?, keyedDigest: KeyedDigest, logger: Logger) {
         self.index = index
         self.cipher = cipher
+        self.keyedDigest = keyedDigest
         self.logger = logger
     }
 

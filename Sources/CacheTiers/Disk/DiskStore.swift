@@ -99,7 +99,7 @@ package final class DiskStore {
         try configuration.validate()
         self.configuration = configuration
         self.directory = try CacheDirectory(path: FilePath(configuration.directory))
-        self.reader = DiskReader(index: index, cipher: nil, logger: configuration.logger)
+        self.reader = DiskReader(index: index, cipher: nil, keyedDigest: .random(), logger: configuration.logger)
         do {
             cipher = try KeyCheckFile.open(
                 directory,
@@ -107,7 +107,10 @@ package final class DiskStore {
                 create: true,
                 faults: configuration.faults
             )
-            reader = DiskReader(index: index, cipher: cipher, logger: configuration.logger)
+            let keyedDigest =
+                try configuration.encryption.map { KeyedDigest(derivedFrom: $0.key) }
+                ?? KeyedDigest.open(directory, faults: configuration.faults)
+            reader = DiskReader(index: index, cipher: cipher, keyedDigest: keyedDigest, logger: configuration.logger)
             try recover()
         } catch {
             releaseFiles()

@@ -219,6 +219,10 @@ public actor DiskTier: Service {
         try store.close()
     }
 
+    /// The directory's keyed digest (``KeyedDigest``): the same for as long as the directory
+    /// lives, across reopening.
+    package nonisolated var keyedDigest: KeyedDigest { readers.reader.keyedDigest }
+
     /// Whether the tier is open: not closed, or reopened since.
     public var isOpen: Bool { store.isOpen }
 

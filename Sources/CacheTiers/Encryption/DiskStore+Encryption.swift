@@ -89,7 +89,7 @@ extension DiskStore {
         return resealed
     }
 
-    /// Removes a closed cache directory: its segments, snapshot, key check and lock, then the
+    /// Removes a closed cache directory: its segments, snapshot, key check, digest secret and lock, then the
     /// directory itself when nothing else is in it. A directory that does not exist is fine.
     /// - Throws: ``CacheError/Code/directoryLocked`` while it is open (in this process or another);
     ///   I/O errors.
@@ -106,7 +106,8 @@ extension DiskStore {
         }
         for name in [
             CacheDirectory.snapshotFileName, CacheDirectory.snapshotFileName + ".tmp",
-            KeyCheckFile.fileName, KeyCheckFile.fileName + ".tmp", CacheDirectory.lockFileName,
+            KeyCheckFile.fileName, KeyCheckFile.fileName + ".tmp", KeyedDigest.fileName,
+            KeyedDigest.fileName + ".tmp", CacheDirectory.lockFileName,
         ] {
             try directory.remove(directory.path.appending(name))
         }

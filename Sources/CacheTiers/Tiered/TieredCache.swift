@@ -58,6 +58,14 @@ public struct TieredCache: Sendable, Service {
     let writeThrough: WriteThroughQueue?
     /// The removals under way and done, which keep a read from promoting what a removal took.
     let removals = RemovalLedger()
+    /// The keyed digest of a cache without a disk tier, for this process only.
+    private let processDigest = KeyedDigest.random()
+
+    /// A keyed digest whose secret lives as long as what the cache stores: the disk tier's
+    /// (``KeyedDigest``), or one made for this process without a disk tier. Instances that share
+    /// the shared tier digest alike when their disk tiers have the same current encryption key;
+    /// otherwise what one stored with digested values is a miss for another, which stores its own.
+    package var keyedDigest: KeyedDigest { disk?.keyedDigest ?? processDigest }
 
     /// Creates a cache of a memory tier over an optional disk tier.
     public init(memory: MemoryTier, disk: DiskTier?) {

@@ -25,7 +25,7 @@ extension ResponseCache {
             else { return nil }
             if primary.answersEveryRequest { return ResponseLookup(request: request, deferringKeyOf: primary) }
             if let response = primary.response {
-                guard Self.matches(primary, response, request) else { return nil }
+                guard matches(primary, response, request) else { return nil }
                 return ResponseLookup(request: request, deferringKeyOf: primary)
             }
             guard let found = memoryVariant(of: primary, for: request, primaryKey: primaryKey) else { return nil }
@@ -45,7 +45,11 @@ extension ResponseCache {
     ) -> StoredRecord.Box? {
         var found: StoredRecord.Box?
         for probe in primary.variantProbes {
-            let values = VaryRule.normalizedValues(of: probe.fieldNames, in: request.headerFields)
+            let values = varyValues(
+                of: probe.fieldNames,
+                in: request.headerFields,
+                hasCredentials: probe.hasCredentials
+            )
             guard Self.variantDigest(names: probe.names, values: values) == probe.digest else { continue }
             // The same digest under another URL's key cannot be: the index is stored under this
             // one. A key that cannot be compared byte by byte is left to the full lookup.
@@ -54,7 +58,7 @@ extension ResponseCache {
                 let box = Self.record(attachedAs: attachment)
             else { return nil }
             let known = box.varyFieldNames == probe.names ? values : nil
-            guard let response = box.response, Self.matches(box, response, request, requestValues: known) else {
+            guard let response = box.response, matches(box, response, request, requestValues: known) else {
                 continue
             }
             guard found == nil else { return nil }

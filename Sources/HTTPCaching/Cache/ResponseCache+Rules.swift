@@ -121,12 +121,18 @@ extension ResponseCache {
                 requestTime: requestTime,
                 responseTime: responseTime
             )
-            // Stored for a request that carries the variant's own varying fields.
+            // Stored for a request that carries the variant's own varying fields (a credential's
+            // as its digest), which the variant keeps as they are.
             var origin = lookup.request
             for field in updated.varyingRequestFields { origin.headerFields[values: field.name] = [] }
             origin.headerFields.append(contentsOf: updated.varyingRequestFields)
             let through = ResponseLookup(request: origin, key: lookup.key, primary: primary)
-            if let after = try await store(updated, for: through, through: pipeline) {
+            if let after = try await store(
+                updated,
+                for: through,
+                through: pipeline,
+                storedVarying: stored[index].varyingRequestFields
+            ) {
                 primary = after.primary
             }
             answer =

@@ -74,7 +74,8 @@ extension ResponseCache {
     package func store(
         _ cachedResponse: CachedResponse,
         for lookup: ResponseLookup,
-        through pipeline: StoragePipeline
+        through pipeline: StoragePipeline,
+        storedVarying: HTTPFields? = nil
     ) async throws(HTTPCachingError) -> ResponseLookup? {
         guard tiers.isOpen else {
             throw HTTPCachingError(code: .closed, message: "the cache is closed: the response was not stored")
@@ -96,14 +97,24 @@ extension ResponseCache {
         // What the rules parsed still describes the response unless a hook changed its fields.
         let parsed =
             response.response.headerFields == cachedResponse.response.headerFields ? storability.parsed : nil
-        guard let stored = try await put(response, for: request, key: key, replacing: primary, parsed: parsed) else {
+        guard
+            let stored = try await put(
+                response,
+                for: request,
+                key: key,
+                replacing: primary,
+                parsed: parsed,
+                storedVarying: storedVarying
+            )
+        else {
             return nil
         }
         return ResponseLookup(request: request, key: key, primary: stored.primary, first: stored.response)
     }
 
     /// Writes `response` (its hooks already run) under `key`, replacing `primary`, what the key
-    /// held. A response without `Vary` replaces the key's record (and forgets the variants of an
+    /// held; `storedVarying`, when given, are the varying fields as a stored variant already keeps
+    /// them (a freshened one), used in place of `request`'s. A response without `Vary` replaces the key's record (and forgets the variants of an
     /// index it replaces); a response with `Vary` is stored under its variant key and recorded in
     /// the URL's index, which is kept no further than its most restrictive variant allows.
     /// - Returns: the key's record now and the stored response's record; nil for `Vary: *`.
@@ -112,7 +123,8 @@ extension ResponseCache {
         for request: HTTPRequest,
         key: CacheKey,
         replacing primary: StoredRecord.Box?,
-        parsed: ParsedResponseFields?
+        parsed: ParsedResponseFields?,
+        storedVarying: HTTPFields? = nil
     ) async throws(HTTPCachingError) -> (primary: StoredRecord.Box, response: StoredRecord.Box)? {
         let parsed =
             parsed
@@ -135,8 +147,14 @@ extension ResponseCache {
             return (box, box)
         }
         var response = response
-        response.varyingRequestFields = Self.fields(varyNames, of: request)
-        let variantKey = Self.variantKey(primaryKey: key.string, names: varyNames, request: request)
+        // The cache sets the varying fields itself, whatever a hook left there: a credential only
+        // as its keyed digest. A freshened variant keeps the ones it was stored with.
+        response.varyingRequestFields = storedVarying ?? storedVaryingFields(varyNames, of: request)
+        let variantKey = Self.variantKey(
+            primaryKey: key.string,
+            names: varyNames,
+            values: VaryRule.normalizedValues(of: varyNames, in: response.varyingRequestFields)
+        )
         let variantEntry = StoredRecord.response(response).entry(storedAt: now, parsed: parsed)
         var index = primary?.variantIndex ?? VariantIndex()
         let forgotten = index.insert(
@@ -256,16 +274,16 @@ extension ResponseCache {
     ) async -> [StoredRecord.Box] {
         guard let primary else { return [] }
         if let response = primary.response {
-            return Self.matches(primary, response, request) ? [primary] : []
+            return matches(primary, response, request) ? [primary] : []
         }
         var found: [StoredRecord.Box] = []
         var triedKeys: Set<String> = []
         for variant in primary.variantIndex?.variants ?? [] {
             // Only the variant whose key the request's own fields produce can match.
-            let key = Self.variantKey(primaryKey: primaryKey.string, names: variant.fieldNames, request: request)
+            let key = variantKey(primaryKey: primaryKey.string, names: variant.fieldNames, request: request)
             guard key == variant.key, triedKeys.insert(key).inserted else { continue }
             if let box = await record(for: CacheKey(key)), let response = box.response,
-                Self.matches(box, response, request)
+                matches(box, response, request)
             {
                 found.append(box)
             }

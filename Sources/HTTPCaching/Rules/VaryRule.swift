@@ -10,7 +10,25 @@ import HTTPTypes
 /// `Accept-Encoding` and `Accept-Language` match by what they accept: their members are compared
 /// as a set, lowercased, without parameters, members with `q=0` left out — `gzip, br`,
 /// `br;q=0.9, GZIP` and `gzip,br,identity;q=0` select one variant (RFC 9110 §12.5.3, §12.5.4).
+///
+/// A credential field (``credentialFieldNames``) a response varies on is kept only as a keyed
+/// digest of its normalized value (``digestPrefix``), and a request's value is digested alike
+/// before the two are compared: the cache stores no credential to match one.
 enum VaryRule {
+    /// The request fields that carry a user's credentials, lowercased: `Authorization`,
+    /// `Proxy-Authorization` and `Cookie`.
+    static let credentialFieldNames: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+
+    /// What a stored credential's value starts with: its keyed digest follows (32 hexadecimal
+    /// digits; HMAC-SHA256 under the cache's secret, `KeyedDigest`). A record stored before
+    /// credentials were digested holds the value itself, which a digest never equals: a miss once.
+    static let digestPrefix = "keyed-digest-v1:"
+
+    /// Whether any of the lowercased `names` is a credential field.
+    static func containsCredential(_ names: [String]) -> Bool {
+        names.contains { credentialFieldNames.contains($0) }
+    }
+
     /// The lowercased, sorted, distinct field names `Vary` lists: empty without `Vary`, nil for
     /// `Vary: *`.
     static func fieldNames(in fields: HTTPFields) -> [String]? {

@@ -156,8 +156,11 @@ public struct CachedResponse: Hashable, Sendable {
         get { storage.isMarkedStale }
         set { storage = storage.with(isMarkedStale: newValue) }
     }
-    /// The request header fields named by the response's `Vary`, as the request sent them: what
-    /// selects this variant (RFC 9111 §4.1).
+    /// The request header fields named by the response's `Vary`: what selects this variant
+    /// (RFC 9111 §4.1). The cache sets them when it stores the response, after every hook: each
+    /// field as the request sent it, except `Authorization`, `Proxy-Authorization` and `Cookie`,
+    /// which are kept only as a keyed digest of their value (`keyed-digest-v1:…`), never the
+    /// value.
     public var varyingRequestFields: HTTPFields {
         get { storage.varyingRequestFields }
         set { storage = storage.with(varyingRequestFields: newValue) }

@@ -19,6 +19,8 @@ extension VariantIndex {
         let names: [String]
         /// ``names`` as field names.
         let fieldNames: [HTTPField.Name]
+        /// Whether a name is a credential, whose value is compared by its keyed digest.
+        let hasCredentials: Bool
         /// How many UTF-8 bytes of ``key`` are the URL's key (before the names and the digest).
         let primaryKeyCount: Int
         /// The digest of the varying values that ``key`` ends with.
@@ -52,6 +54,7 @@ extension VariantIndex {
                 Probe(
                     names: variant.fieldNames,
                     fieldNames: fieldNames,
+                    hasCredentials: VaryRule.containsCredential(variant.fieldNames),
                     primaryKeyCount: primaryKeyCount,
                     digest: digest,
                     key: CacheKey(variant.key)
