@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "CachingClient", targets: ["CachingClient"]),
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
         .library(name: "PostgresCacheTier", targets: ["PostgresCacheTier"]),
+        .library(name: "HummingbirdLayeredCache", targets: ["HummingbirdLayeredCache"]),
         .executable(name: "cache-tool", targets: ["cache-tool"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
         .executable(name: "cache-proxy", targets: ["cache-proxy"]),
@@ -68,6 +69,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
+        // The DocC plugin behind `make docs`.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(
@@ -100,9 +103,9 @@ let package = Package(
             name: "PostgresCacheTier",
             dependencies: [
                 "CacheTiers",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -130,21 +133,31 @@ let package = Package(
         .target(
             name: "AsyncHTTPClientTransport",
             dependencies: [
-                "CachingClient",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "CachingClient", "NIOTransportSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+            ]
+        ),
+        // What both HTTP transports (AsyncHTTPClient's and cache-proxy's own) share of SwiftNIO: how
+        // its connection errors map to the client's codes.
+        .target(
+            name: "NIOTransportSupport",
+            dependencies: [
+                "CachingClient",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
         ),
         // A programmable HTTP/1.1 origin on loopback for the client and proxy tests.
         .target(
             name: "TestOriginSupport",
             dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
         ),
         // The caching reverse proxy: a CachingHTTPClient behind a HummingbirdCore HTTP/1.1 server,
@@ -152,15 +165,15 @@ let package = Package(
         .target(
             name: "CacheProxyCore",
             dependencies: [
-                "CachingClient", "HTTPCaching", "CacheTiers",
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                "CachingClient", "HTTPCaching", "NIOTransportSupport",
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Proxy"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -169,12 +182,12 @@ let package = Package(
             dependencies: [
                 "CacheProxyCore", "TraitTrampoline", "HTTPCaching", "CacheTiers", "CachingClient",
                 "AsyncHTTPClientTransport", "PostgresCacheTier",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Proxy"])),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Proxy"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
@@ -187,19 +200,24 @@ let package = Package(
             name: "cache-tool",
             dependencies: [
                 "CacheTiers", "TraitTrampoline",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
+                // To silence the disk tier's log, which defaults to the task-local logger.
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "Benchmarks",
             dependencies: [
                 "CacheTiers", "TraitTrampoline", "HTTPCaching", "CachingClient", "CLZ4", "CacheTestSupport",
-                "AsyncHTTPClientTransport", "TestOriginSupport", "PostgresCacheTier",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "AsyncHTTPClientTransport", "TestOriginSupport", "PostgresCacheTier", "HummingbirdLayeredCache",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Tools"])),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Tools"])),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
+                .product(name: "Histogram", package: "hdrhistogram-swift", condition: .when(traits: ["Tools"])),
             ],
             path: "Benchmarks"
         ),
@@ -233,7 +251,7 @@ let package = Package(
             name: "PostgresCacheTierTests",
             dependencies: [
                 "PostgresCacheTier", "CacheTiers", "CacheTestSupport", "HTTPCaching",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -252,9 +270,9 @@ let package = Package(
                 "CachingClient", "AsyncHTTPClientTransport", "HTTPCaching", "CacheTiers", "TestOriginSupport",
                 "CacheTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
         ),
         .testTarget(
@@ -262,14 +280,35 @@ let package = Package(
             dependencies: [
                 "CacheProxyCore", "CachingClient", "HTTPCaching", "CacheTiers", "TestOriginSupport", "CacheTestSupport",
                 "AsyncHTTPClientTransport", "cache-proxy",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Proxy"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // A response-caching middleware and a PersistDriver for Hummingbird apps.
+        .target(
+            name: "HummingbirdLayeredCache",
+            dependencies: [
+                "CachingClient", "HTTPCaching", "CacheTiers",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+            ]
+        ),
+        .testTarget(
+            name: "HummingbirdLayeredCacheTests",
+            dependencies: [
+                "HummingbirdLayeredCache", "CachingClient", "HTTPCaching", "CacheTiers", "CacheTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
             ]
         ),
         // Every Swift example in README.md and docs/*.md, extracted by scripts/snippets.py: it
@@ -279,54 +318,14 @@ let package = Package(
             dependencies: [
                 "CacheTiers", "HTTPCaching", "CachingClient", "AsyncHTTPClientTransport", "HummingbirdLayeredCache",
                 "PostgresCacheTier", "CacheProxyCore",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Tools"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
             ]
         ),
     ],
     swiftLanguageModes: [.v6]
 )
-
-// HummingbirdLayeredCache: a response-caching middleware and a PersistDriver for Hummingbird apps,
-// and the DocC plugin behind `make docs`. Kept in one block so that it merges as one piece.
-package.products.append(.library(name: "HummingbirdLayeredCache", targets: ["HummingbirdLayeredCache"]))
-package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.4.0"))
-package.targets.append(contentsOf: [
-    .target(
-        name: "HummingbirdLayeredCache",
-        dependencies: [
-            "CachingClient", "HTTPCaching", "CacheTiers",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "NIOCore", package: "swift-nio"),
-        ]
-    ),
-    .testTarget(
-        name: "HummingbirdLayeredCacheTests",
-        dependencies: [
-            "HummingbirdLayeredCache", "CachingClient", "HTTPCaching", "CacheTiers", "CacheTestSupport",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HummingbirdTesting", package: "hummingbird"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-            .product(name: "NIOCore", package: "swift-nio"),
-        ]
-    ),
-])
-// cache-tool silences the disk tier's log, which defaults to the task-local logger.
-for target in package.targets where target.name == "cache-tool" {
-    target.dependencies.append(.product(name: "Logging", package: "swift-log"))
-}
-// The benchmarks measure the middleware against a handler alone.
-for target in package.targets where target.name == "Benchmarks" {
-    target.dependencies += [
-        "HummingbirdLayeredCache",
-        .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOCore", package: "swift-nio"),
-    ]
-}
 
 // One place for the upcoming features every Swift target builds with.
 for target in package.targets where [.regular, .executable, .test].contains(target.type) && target.name != "CCRC32C" {
@@ -338,28 +337,15 @@ for target in package.targets where [.regular, .executable, .test].contains(targ
 }
 
 // Every product of a package outside the core is a dependency only under the trait of the target
-// that uses it, so that a consumer that does not enable the trait neither builds nor resolves it
-// (SwiftPM prunes a package that only disabled traits use). The targets' sources are wrapped in
-// `#if Trait` to match, so that a build without the trait compiles them empty.
+// that uses it (stated where the target is declared), so that a consumer that does not enable the
+// trait neither builds nor resolves it (SwiftPM prunes a package that only disabled traits use).
+// The targets' sources are wrapped in `#if Trait` to match, so that a build without the trait
+// compiles them empty. This checks that no declaration forgot its condition.
 let corePackages: Set<String> = [
     "swift-system", "swift-log", "swift-metrics", "swift-http-types", "swift-service-lifecycle", "swift-crypto",
 ]
-let traitOfTarget: [String: String] = [
-    "AsyncHTTPClientTransport": "AsyncHTTPClient", "TestOriginSupport": "AsyncHTTPClient",
-    "CachingClientTests": "AsyncHTTPClient",
-    "HummingbirdLayeredCache": "Hummingbird", "HummingbirdLayeredCacheTests": "Hummingbird",
-    "CacheProxyCore": "Proxy", "cache-proxy": "Proxy", "CacheProxyTests": "Proxy",
-    "PostgresCacheTier": "PostgreSQL", "PostgresCacheTierTests": "PostgreSQL",
-    "cache-tool": "Tools", "Benchmarks": "Tools", "DocSnippetsTests": "Tools",
-]
 for target in package.targets {
-    target.dependencies = target.dependencies.map { dependency in
-        guard case .productItem(let name, let packageName?, let aliases, nil) = dependency,
-            !corePackages.contains(packageName)
-        else { return dependency }
-        guard let trait = traitOfTarget[target.name] else {
-            fatalError("\(target.name) uses \(packageName), which is not a core package: give it a trait")
-        }
-        return .productItem(name: name, package: packageName, moduleAliases: aliases, condition: .when(traits: [trait]))
+    for case .productItem(_, let packageName?, _, nil) in target.dependencies where !corePackages.contains(packageName) {
+        fatalError("\(target.name) uses \(packageName), which is not a core package, without a trait condition")
     }
 }

@@ -5,6 +5,7 @@ public import AsyncHTTPClient
 public import CachingClient
 public import HTTPTypes
 import NIOCore
+import NIOTransportSupport
 import NIOHTTP1
 import NIOPosix
 
@@ -126,18 +127,7 @@ public struct HTTPClientTransport: HTTPTransport {
                 return CachingClientError(code: .network, message: "the exchange failed", underlying: error)
             }
         }
-        if error is NIOConnectionError || error is SocketAddressError {
-            return CachingClientError(code: .noConnection, message: "could not connect", underlying: error)
-        }
-        if case .connectTimeout? = error as? ChannelError {
-            return CachingClientError(code: .timeout, message: "connecting timed out", underlying: error)
-        }
-        if let error = error as? IOError,
-            [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)
-                || Self.failedWhileConnecting(error)
-        {
-            return CachingClientError(code: .noConnection, message: "could not connect", underlying: error)
-        }
+        if let failure = CachingClientError.connectionFailure(error) { return failure }
         return CachingClientError(code: .network, message: "the exchange failed", underlying: error)
     }
 }
@@ -160,19 +150,6 @@ extension HTTPClientTransport {
         configuration.maximumUsesPerConnection = 1
         return configuration
     }
-
-    /// Whether SwiftNIO raised `error` while connecting: before a byte of the request was sent, so
-    /// whatever the errno (a reset handshake, say), no connection was made.
-    fileprivate static func failedWhileConnecting(_ error: IOError) -> Bool {
-        let description = error.description
-        return description.hasPrefix("connect(") || description.hasPrefix("finishing a non-blocking connect")
-    }
 }
 
-extension TimeAmount {
-    fileprivate init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}
 #endif

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if Proxy
-import CacheTiers
 public import CachingClient
 public import HTTPCaching
 import HummingbirdCore
@@ -102,7 +101,7 @@ public final class CacheProxy: Service, Sendable {
             failure = error
         }
         do {
-            try await cache.tiers.close()
+            try await cache.close()
         } catch {
             configuration.logger.warning("could not close the disk tier", metadata: ["error": "\(error)"])
         }
@@ -120,7 +119,7 @@ public final class CacheProxy: Service, Sendable {
             logger: configuration.logger
         )
         // Fresh memory hits are answered on the event loop; everything else goes to the handler.
-        let bodyBufferLimit = Self.hitBufferLimit(memoryCapacity: configuration.cache.memory.capacityBytes)
+        let bodyBufferLimit = Self.hitBufferLimit(memoryCapacity: cache.memoryCapacity)
         let fastHit = FastHit(
             cache: cache,
             upstream: configuration.upstream,
@@ -174,10 +173,4 @@ extension CacheProxy {
     }
 }
 
-extension TimeAmount {
-    fileprivate init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}
 #endif

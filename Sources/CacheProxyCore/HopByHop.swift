@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if Proxy
+import HTTPCaching
 import HTTPTypes
 
 /// The header fields that belong to one connection and that a proxy drops in both directions
@@ -47,13 +48,4 @@ enum HopByHop {
     }
 }
 
-extension StringProtocol {
-    /// The text without leading and trailing spaces and tabs (RFC 9110 OWS).
-    func trimmingOWS() -> SubSequence {
-        var slice = self[...]
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
-        return slice
-    }
-}
 #endif

@@ -5,6 +5,7 @@ public import CachingClient
 public import HTTPTypes
 public import NIOCore
 import NIOHTTP1
+import NIOTransportSupport
 public import NIOPosix
 import Synchronization
 
@@ -285,17 +286,7 @@ extension OriginTransport {
                 underlying: error
             )
         }
-        if error is NIOConnectionError || error is SocketAddressError {
-            return CachingClientError(code: .noConnection, message: "could not connect", underlying: error)
-        }
-        if case .connectTimeout? = error as? ChannelError {
-            return CachingClientError(code: .timeout, message: "connecting timed out", underlying: error)
-        }
-        if let error = error as? IOError,
-            [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)
-        {
-            return CachingClientError(code: .noConnection, message: "could not connect", underlying: error)
-        }
+        if let failure = CachingClientError.connectionFailure(error) { return failure }
         return CachingClientError(code: .network, message: "the exchange failed", underlying: error)
     }
 }

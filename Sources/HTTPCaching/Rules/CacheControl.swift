@@ -247,8 +247,9 @@ enum DirectiveScanner {
 }
 
 extension StringProtocol {
-    /// The string without leading and trailing spaces and tabs (RFC 9110 OWS).
-    func trimmingOWS() -> String {
+    /// The text without leading and trailing spaces and tabs (RFC 9110 OWS): the one trimming every
+    /// layer's field parsing uses.
+    package func trimmingOWS() -> String {
         var slice = Substring(self)
         while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
         while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
