@@ -163,12 +163,16 @@ extension UserInfoValue {
         #expect(passive.freshness == .stale(.notValidated) && passive.error?.code == .notValidated)
     }
 
+    /// Issue 38 (API): bad input is a thrown error, never a trap.
     @Test func badFreshnessClassesAreClearErrors() throws {
-        #expect(throws: CachingClientError.self) { try FreshnessClass.validated("x", softTTL: .seconds(-1)) }
-        #expect(throws: CachingClientError.self) {
-            try FreshnessClass.validated("x", softTTL: .seconds(10), hardTTL: .seconds(5))
+        #expect(throws: CachingClientError.self) { try FreshnessClass("x", softTTL: .seconds(-1)) }
+        #expect(throws: CachingClientError.self) { try FreshnessClass("x", hardTTL: .seconds(-1)) }
+        #expect(throws: CachingClientError.self) { try FreshnessClass("x", validationWindow: .seconds(-1)) }
+        let error = #expect(throws: CachingClientError.self) {
+            try FreshnessClass("x", softTTL: .seconds(10), hardTTL: .seconds(5))
         }
-        let valid = try FreshnessClass.validated("x", softTTL: .seconds(5), validationWindow: .seconds(9))
+        #expect(error?.code == .invalidArgument)
+        let valid = try FreshnessClass("x", softTTL: .seconds(5), validationWindow: .seconds(9))
         #expect(valid.validationWindow == .seconds(9))
     }
 }

@@ -22,12 +22,17 @@ actor EventRecorder: CachingHTTPClientDelegate {
     static func label(_ event: FetchEvent) -> String {
         switch event {
         case .started: "started"
-        case .cacheResponse(let result): "cache(\(result.freshness)\(result.error.map { ",\($0.code)" } ?? ""))"
+        case .cacheResponse(let result): "cache(\(result.freshness)\(errors(result)))"
         case .serverResponse(let result): "server(\(result.response?.status.code ?? 0))"
         case .failed(let error): "failed(\(error.code))"
         case .finished(let result):
-            "finished(\(result.source),\(result.text ?? "-")\(result.error.map { ",\($0.code)" } ?? ""))"
+            "finished(\(result.source),\(result.text ?? "-")\(errors(result)))"
         }
+    }
+
+    /// The answer's error and its cache error (`cache:` before it), each after a comma.
+    static func errors(_ result: FetchResult) -> String {
+        (result.error.map { ",\($0.code)" } ?? "") + (result.cacheError.map { ",cache:\($0.code)" } ?? "")
     }
 }
 
@@ -81,6 +86,13 @@ actor EventRecorder: CachingHTTPClientDelegate {
             policy: .cacheOnly,
             stored: false,
             origin: true,
+            expected: ["started", "cache(missing)", "finished(none,-)"]
+        ),
+        Row(
+            name: "passive as URLCache's returnCacheDataDontLoad, nothing stored",
+            policy: .returnCacheDataDontLoad,
+            stored: false,
+            origin: true,
             expected: ["started", "cache(missing)", "finished(none,-,notCached)"]
         ),
         Row(
@@ -89,7 +101,7 @@ actor EventRecorder: CachingHTTPClientDelegate {
             stored: true,
             origin: true,
             closed: true,
-            expected: ["started", "cache(missing,closed)", "server(200)", "finished(network,new)"]
+            expected: ["started", "cache(missing,cache:closed)", "server(200)", "finished(network,new,cache:closed)"]
         ),
         Row(
             name: "passive, closed cache",
@@ -97,7 +109,7 @@ actor EventRecorder: CachingHTTPClientDelegate {
             stored: true,
             origin: true,
             closed: true,
-            expected: ["started", "cache(missing,closed)", "finished(none,-,closed)"]
+            expected: ["started", "cache(missing,cache:closed)", "finished(none,-,cache:closed)"]
         ),
     ]
 
@@ -122,7 +134,7 @@ actor EventRecorder: CachingHTTPClientDelegate {
             #expect(streamed == row.expected)
             #expect(await recorder.labels == row.expected)
 
-            if row.policy == .cacheOnly { #expect(f.origin.requestCount == requestsBefore) }
+            if row.policy.isPassive { #expect(f.origin.requestCount == requestsBefore) }
             if row.closed {
                 // Nothing was stored while closed: the old answer (or nothing) is what the disk holds.
                 try await f.client.reopen(encryption: nil)
@@ -147,9 +159,29 @@ actor EventRecorder: CachingHTTPClientDelegate {
         #expect(result.source == .network && result.text == "live" && result.error == nil)
         #expect(result.cacheError?.code == .closed)
         let passive = await f.client.fetch(f.request("/c"), policy: .cacheOnly)
-        #expect(passive.freshness == .missing && passive.error?.code == .closed)
+        // Reported in one place, the cache's error, in both modes; "missing" is not a failure.
+        #expect(passive.freshness == .missing && passive.error == nil && passive.cacheError?.code == .closed)
+        let thrown = #expect(throws: CachingClientError.self) { try passive.requireBody() }
+        #expect(thrown?.code == .closed)
         try await f.client.reopen(encryption: nil)
         #expect(await f.client.fetch(f.request("/c"), policy: .cacheOnly).freshness == .missing)
+        await f.stop()
+    }
+
+    /// Issue 38 (API): an event says its kind and carries its result or error without a switch.
+    @Test func anEventExposesItsKindAndResult() async throws {
+        let f = try await Fixture.make()
+        f.origin.enqueue(.ok("v1", headers: [("Cache-Control", "max-age=600")]), for: "/k")
+        var events: [FetchEvent] = []
+        for await event in f.client.events(for: f.request("/k"), policy: .cacheThenNetwork) { events.append(event) }
+        #expect(events.map(\.kind) == [.started, .cacheResponse, .serverResponse, .finished])
+        #expect(events.map { $0.result?.text } == [nil, nil, "v1", "v1"])
+        #expect(events[1].result?.freshness == .missing && events.allSatisfy { $0.error == nil })
+        await f.origin.stop()
+        var failed: [FetchEvent] = []
+        for await event in f.client.events(for: f.request("/down"), policy: .networkOnly) { failed.append(event) }
+        #expect(failed.map(\.kind) == [.started, .cacheResponse, .failed, .finished])
+        #expect(failed[2].error?.code == .noConnection && failed[2].result == nil)
         await f.stop()
     }
 

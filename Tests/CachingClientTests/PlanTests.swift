@@ -20,7 +20,7 @@ import Testing
     }
 
     static let stored = Date(timeIntervalSince1970: 1_800_000_000)
-    static let interactive = FreshnessClass("interactive", softTTL: .seconds(30), hardTTL: .seconds(300))
+    static let interactive = try! FreshnessClass("interactive", softTTL: .seconds(30), hardTTL: .seconds(300))
 
     struct Row: Sendable, CustomTestStringConvertible {
         var policy: CachePolicy

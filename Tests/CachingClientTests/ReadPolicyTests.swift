@@ -11,7 +11,7 @@ import Testing
 @testable import CachingClient
 
 extension FreshnessClass {
-    static let shortInteractive = FreshnessClass("interactive", softTTL: .seconds(30), hardTTL: .seconds(300))
+    static let shortInteractive = try! FreshnessClass("interactive", softTTL: .seconds(30), hardTTL: .seconds(300))
 }
 
 /// The offline-first read policies and TTLs: online, offline, slow and failing origins.

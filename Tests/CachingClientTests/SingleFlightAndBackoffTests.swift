@@ -150,7 +150,7 @@ import Testing
         let offline = await f.client.fetch(
             f.request("/s"),
             policy: .cacheFirst,
-            freshness: .init("p", hardTTL: .seconds(2))
+            freshness: try .init("p", hardTTL: .seconds(2))
         )
         #expect(offline.freshness == .stale(.offline) && offline.error?.code == .noConnection)
         let backingOff = await f.client.fetch(f.request("/s"), policy: .networkFirst)

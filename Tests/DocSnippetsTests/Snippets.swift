@@ -183,23 +183,22 @@ func docs_caching_client_line7() async throws {
     _ = user
 }
 
-// docs/caching-client.md:107
-func docs_caching_client_line107() async throws {
+// docs/caching-client.md:108
+func docs_caching_client_line108() async throws {
     // Built in (documented values; change a copy, or define your own):
     //   .critical     soft 5 s, validation window 30 s, no hard TTL
     //   .interactive  soft 60 s, hard 1 h
     //   .reference    soft 1 day, hard 30 days
     var feed = FreshnessClass.interactive
     feed.softTTL = .seconds(10)
-    let orders = FreshnessClass("orders", softTTL: .seconds(30), hardTTL: .seconds(600), validationWindow: .seconds(120))
-    let checked = try FreshnessClass.validated("config", softTTL: .seconds(5), hardTTL: .seconds(60))  // throws on bad input
+    // Throws CachingClientError (invalidArgument) for a negative duration or soft above hard:
+    let orders = try FreshnessClass("orders", softTTL: .seconds(30), hardTTL: .seconds(600), validationWindow: .seconds(120))
     _ = feed
     _ = orders
-    _ = checked
 }
 
-// docs/caching-client.md:134
-func docs_caching_client_line134() async throws {
+// docs/caching-client.md:135
+func docs_caching_client_line135() async throws {
     let balance = await client.fetch(request, policy: .cacheFirst, freshness: .critical)
     if balance.freshness.staleReason == .notValidated {
         showReadOnly(balance.body!)      // shown, not acted on
@@ -210,8 +209,8 @@ func docs_caching_client_line134() async throws {
     _ = balance
 }
 
-// docs/caching-client.md:190
-func docs_caching_client_line190() async throws {
+// docs/caching-client.md:191
+func docs_caching_client_line191() async throws {
     struct SessionDelegate: CachingHTTPClientDelegate {
         let vault: Vault  // an actor the app owns
         func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
@@ -249,8 +248,8 @@ func docs_caching_client_line190() async throws {
     _ = stored
 }
 
-// docs/caching-client.md:247
-func docs_caching_client_line247() async throws {
+// docs/caching-client.md:253
+func docs_caching_client_line253() async throws {
     for await event in client.events(for: request, policy: .cacheThenNetwork) {
         switch event {
         case .cacheResponse(let cached) where cached.hasAnswer: render(cached, banner: "updating…")
@@ -262,15 +261,15 @@ func docs_caching_client_line247() async throws {
     }
 }
 
-// docs/caching-client.md:264
-func docs_caching_client_line264() async throws {
+// docs/caching-client.md:270
+func docs_caching_client_line270() async throws {
     try await client.close()                           // app goes to the background
     try await client.reopen(encryption: keys)          // back: same key (or a new one after reset)
     try await client.close(); try await client.reset() // sign-out: wipe memory and disk
 }
 
-// docs/caching-client.md:288
-func docs_caching_client_line288() async throws {
+// docs/caching-client.md:296
+func docs_caching_client_line296() async throws {
     let cache = try ResponseCache(configuration: .init(
         disk: .init(directory: "/var/cache/myapp-http"),
         willCache: .tagging { _, request in request.path?.hasPrefix("/tasks") == true ? ["tasks"] : [] }

@@ -60,8 +60,12 @@ import Testing
                 try await cache.reopen(encryption: DiskEncryption(key: Self.otherKey))
                 Issue.record("a wrong key opened the cache")
             } catch let error as HTTPCachingError {
-                #expect(error.code == .storage && !cache.isOpen)
+                // Typed: the app switches on the code, without casting `underlying`.
+                #expect(error.code == .wrongKey && !cache.isOpen)
             }
+            // A missing key is an error of its own.
+            let missing = await #expect(throws: HTTPCachingError.self) { try await cache.reopen(encryption: nil) }
+            #expect(missing?.code == .encryptionMismatch && !cache.isOpen)
             try await cache.reopen(encryption: encryption)
             #expect(await cache.cachedResponse(for: request)?.body == Array("ZQX-SECRET".utf8))
 

@@ -74,7 +74,9 @@ extension CachingHTTPClient {
         default: break
         }
         guard !lookup.isCacheClosed else {
-            return FetchResult(response: nil, body: nil, source: .none, freshness: .missing, error: Self.closedCache)
+            var result = FetchResult(response: nil, body: nil, source: .none, freshness: .missing)
+            result.cacheError = Self.closedCache
+            return result
         }
         guard let stored = lookup.stored else {
             return FetchResult(response: nil, body: nil, source: .none, freshness: .missing)

@@ -205,9 +205,7 @@ extension CachingHTTPClient {
         if lookup.isCacheClosed {
             // A closed cache: the network answers alone (nothing is stored), unless the policy
             // forbids the network.
-            guard call.policy.kind != .cacheOnly else {
-                return .answer(missing(.closed, "the cache is closed and the policy is cache-only"))
-            }
+            guard !call.policy.isPassive else { return .answer(passiveMissing(call.policy, closed: true)) }
             return .network(step)
         }
         if !isSafe || call.policy.kind == .networkOnly { return .network(step) }
@@ -215,8 +213,8 @@ extension CachingHTTPClient {
         let decision = cache.decision(for: lookup, now: at)
         guard let stored = decision.stored else {
             switch call.policy.kind {
-            case .cacheOnly:
-                return .answer(missing(.notCached, "nothing is cached for the request and the policy is cache-only"))
+            case .cacheOnly, .returnCacheDataDontLoad:
+                return .answer(passiveMissing(call.policy, closed: false))
             case .useProtocol where decision.action == .gatewayTimeout:
                 return .answer(missing(.notCached, "only-if-cached, and nothing usable is cached"))
             default:
@@ -258,7 +256,7 @@ extension CachingHTTPClient {
         }
 
         switch call.policy.kind {
-        case .cacheOnly, .returnCacheDataElseLoad:
+        case .cacheOnly, .returnCacheDataDontLoad, .returnCacheDataElseLoad:
             return .answer(fromCache())
         case .cacheFirst:
             step.fallback = true
@@ -337,6 +335,22 @@ extension CachingHTTPClient {
             message: "the origin has not confirmed the answer within \(freshness.name)'s validation window",
             underlying: underlying
         )
+    }
+
+    /// The passive mode's answer when nothing is cached (or the cache is closed): "missing", which
+    /// is not a failure — no error, as the `cacheResponse` event said — except under
+    /// ``CachePolicy/returnCacheDataDontLoad``, which keeps URLCache's error. A closed cache is
+    /// reported where it always is, in ``FetchResult/cacheError``.
+    func passiveMissing(_ policy: CachePolicy, closed: Bool) -> FetchResult {
+        var result = FetchResult(response: nil, body: nil, source: .none, freshness: .missing)
+        if policy.kind == .returnCacheDataDontLoad {
+            result.error = CachingClientError(
+                code: .notCached,
+                message: "nothing is cached for the request and the policy is returnCacheDataDontLoad"
+            )
+        }
+        result.cacheError = closed ? Self.closedCache : nil
+        return result
     }
 
     func missing(_ code: CachingClientError.Code, _ message: String) -> FetchResult {

@@ -119,3 +119,48 @@ public enum FetchEvent: Sendable {
     /// returns.
     case finished(FetchResult)
 }
+
+extension FetchEvent {
+    /// Which step of the lifecycle an event is, without its payload: what a test or a delegate
+    /// compares and switches on.
+    public enum Kind: Hashable, Sendable, CustomStringConvertible {
+        case started, cacheResponse, serverResponse, failed, finished
+
+        public var description: String {
+            switch self {
+            case .started: "started"
+            case .cacheResponse: "cacheResponse"
+            case .serverResponse: "serverResponse"
+            case .failed: "failed"
+            case .finished: "finished"
+            }
+        }
+    }
+
+    /// The event's step.
+    public var kind: Kind {
+        switch self {
+        case .started: .started
+        case .cacheResponse: .cacheResponse
+        case .serverResponse: .serverResponse
+        case .failed: .failed
+        case .finished: .finished
+        }
+    }
+
+    /// The answer the event carries: the cache's offer, the server's answer or the final answer;
+    /// nil for ``started`` and ``failed``.
+    public var result: FetchResult? {
+        switch self {
+        case .cacheResponse(let result), .serverResponse(let result), .finished(let result): result
+        case .started, .failed: nil
+        }
+    }
+
+    /// The failure a ``failed`` event carries; nil for the others (an answer's own error is its
+    /// ``FetchResult/error``).
+    public var error: CachingClientError? {
+        if case .failed(let error) = self { return error }
+        return nil
+    }
+}

@@ -14,7 +14,8 @@
 /// | ``networkFirst`` | network | network | network | stale after the timeout |
 /// | ``staleWhileRevalidate`` | cache | cache, then network | network | stale |
 /// | ``cacheThenNetwork`` | cache, then network | cache, then network | network | the error |
-/// | ``cacheOnly`` | cache | cache | no answer | — |
+/// | ``cacheOnly`` | cache | cache | "missing" (no error) | — |
+/// | ``returnCacheDataDontLoad`` | cache | cache | "missing", error `notCached` | — |
 /// | ``networkOnly`` | network | network | network | the error |
 /// | ``returnCacheDataElseLoad`` | cache | cache | network | the error |
 ///
@@ -34,6 +35,7 @@ public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
         case staleWhileRevalidate
         case cacheThenNetwork
         case cacheOnly
+        case returnCacheDataDontLoad
         case networkOnly
         case returnCacheDataElseLoad
     }
@@ -51,9 +53,12 @@ public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
     /// Answer with any stored response whatever its age; load only when nothing is stored.
     /// URLCache's `.returnCacheDataElseLoad`.
     public static let returnCacheDataElseLoad = CachePolicy(kind: .returnCacheDataElseLoad)
-    /// Answer with any stored response whatever its age, never touch the network: the offline
-    /// or passive mode. URLCache's `.returnCacheDataDontLoad`; the same as ``cacheOnly``.
-    public static let returnCacheDataDontLoad = CachePolicy(kind: .cacheOnly)
+    /// Answer with any stored response whatever its age, never touch the network: URLCache's
+    /// `.returnCacheDataDontLoad`. It differs from ``cacheOnly`` where URLCache does: with nothing
+    /// stored, the answer carries ``CachingClientError/Code/notCached`` as its error (URLSession
+    /// fails such a load with `NSURLErrorResourceUnavailable`), where ``cacheOnly`` answers
+    /// "missing" without an error.
+    public static let returnCacheDataDontLoad = CachePolicy(kind: .returnCacheDataDontLoad)
 
     /// Answer from the cache when it holds an entry within the hard TTL; when that entry is
     /// stale, refresh it in the background. Without one, load, and fall back to a stale entry if
@@ -91,8 +96,14 @@ public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
         case .staleWhileRevalidate: "staleWhileRevalidate"
         case .cacheThenNetwork: "cacheThenNetwork"
         case .cacheOnly: "cacheOnly"
+        case .returnCacheDataDontLoad: "returnCacheDataDontLoad"
         case .networkOnly: "networkOnly"
         case .returnCacheDataElseLoad: "returnCacheDataElseLoad"
         }
     }
+}
+
+extension CachePolicy {
+    /// Whether the policy never asks the network (the passive mode).
+    var isPassive: Bool { kind == .cacheOnly || kind == .returnCacheDataDontLoad }
 }

@@ -47,29 +47,14 @@ public struct FreshnessClass: Hashable, Sendable, CustomStringConvertible {
     ///     `softTTL`.
     ///   - validationWindow: past this age an entry is not to be acted on until the origin
     ///     confirms it; nil: no gate.
-    public init(_ name: String, softTTL: Duration? = nil, hardTTL: Duration? = nil, validationWindow: Duration? = nil) {
-        if let softTTL, let hardTTL {
-            precondition(softTTL <= hardTTL, "FreshnessClass \(name): the soft TTL is above the hard TTL")
-        }
-        precondition(
-            (softTTL ?? .zero) >= .zero && (hardTTL ?? .zero) >= .zero && (validationWindow ?? .zero) >= .zero,
-            "negative TTL in \(name)"
-        )
-        self.name = name
-        self.softTTL = softTTL
-        self.hardTTL = hardTTL
-        self.validationWindow = validationWindow
-    }
-
-    /// A class checked the same way, that throws instead of stopping the process.
     /// - Throws: ``CachingClientError/Code/invalidArgument`` for a negative duration or a soft TTL
-    ///   above the hard TTL.
-    public static func validated(
+    ///   above the hard TTL (never a trap: the values often come from an app's configuration).
+    public init(
         _ name: String,
         softTTL: Duration? = nil,
         hardTTL: Duration? = nil,
         validationWindow: Duration? = nil
-    ) throws(CachingClientError) -> FreshnessClass {
+    ) throws(CachingClientError) {
         for (label, value) in [("softTTL", softTTL), ("hardTTL", hardTTL), ("validationWindow", validationWindow)] {
             if let value, value < .zero {
                 throw CachingClientError(code: .invalidArgument, message: "\(name): \(label) is negative")
@@ -78,24 +63,54 @@ public struct FreshnessClass: Hashable, Sendable, CustomStringConvertible {
         if let softTTL, let hardTTL, softTTL > hardTTL {
             throw CachingClientError(code: .invalidArgument, message: "\(name): the soft TTL is above the hard TTL")
         }
-        return FreshnessClass(name, softTTL: softTTL, hardTTL: hardTTL, validationWindow: validationWindow)
+        self.init(unchecked: name, softTTL: softTTL, hardTTL: hardTTL, validationWindow: validationWindow)
+    }
+
+    /// A class whose values are known to be valid (the built-in ones).
+    private init(unchecked name: String, softTTL: Duration?, hardTTL: Duration?, validationWindow: Duration?) {
+        self.name = name
+        self.softTTL = softTTL
+        self.hardTTL = hardTTL
+        self.validationWindow = validationWindow
+    }
+
+    /// ``init(_:softTTL:hardTTL:validationWindow:)``, by its earlier name.
+    @available(*, deprecated, renamed: "init(_:softTTL:hardTTL:validationWindow:)")
+    public static func validated(
+        _ name: String,
+        softTTL: Duration? = nil,
+        hardTTL: Duration? = nil,
+        validationWindow: Duration? = nil
+    ) throws(CachingClientError) -> FreshnessClass {
+        try FreshnessClass(name, softTTL: softTTL, hardTTL: hardTTL, validationWindow: validationWindow)
     }
 
     /// HTTP freshness alone (RFC 9111), no TTLs: the default.
-    public static let http = FreshnessClass("http")
+    public static let http = FreshnessClass(unchecked: "http", softTTL: nil, hardTTL: nil, validationWindow: nil)
 
     /// Answers an app acts on (a balance, a permission, stock): fresh for 5 s, and not to be acted
     /// on past 30 s without the origin's confirmation (validation window 30 s, no hard TTL).
-    public static let critical = FreshnessClass("critical", softTTL: .seconds(5), validationWindow: .seconds(30))
+    public static let critical = FreshnessClass(
+        unchecked: "critical",
+        softTTL: .seconds(5),
+        hardTTL: nil,
+        validationWindow: .seconds(30)
+    )
     /// What a user is looking at (a feed, a task list): fresh for 60 s, refetched first after
     /// 1 hour.
-    public static let interactive = FreshnessClass("interactive", softTTL: .seconds(60), hardTTL: .seconds(3_600))
+    public static let interactive = FreshnessClass(
+        unchecked: "interactive",
+        softTTL: .seconds(60),
+        hardTTL: .seconds(3_600),
+        validationWindow: nil
+    )
     /// Reference data that rarely changes (a country list, a catalogue): fresh for 1 day,
     /// refetched first after 30 days.
     public static let reference = FreshnessClass(
-        "reference",
+        unchecked: "reference",
         softTTL: .seconds(86_400),
-        hardTTL: .seconds(30 * 86_400)
+        hardTTL: .seconds(30 * 86_400),
+        validationWindow: nil
     )
 
     /// Whether the class sets any TTL or window, so that it, not HTTP alone, decides.

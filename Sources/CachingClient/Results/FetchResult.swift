@@ -239,12 +239,13 @@ public struct FetchResult: Sendable {
     ///
     /// A good answer is one with a 2xx status (a cached stale one counts, unless it is past its
     /// class's validation window: ``StaleReason/notValidated``). Without one this throws
-    /// ``error`` (or ``CachingClientError/Code/notCached`` when there is none), and for a non-2xx
+    /// ``error``, else ``cacheError`` (a closed cache), else ``CachingClientError/Code/notCached``,
+    /// and for a non-2xx
     /// response the error that classifies it.
     /// - Throws: ``CachingClientError``.
     public func requireBody() throws(CachingClientError) -> [UInt8] {
         guard let response = head, let body else {
-            throw error ?? CachingClientError(code: .notCached, message: "there is no answer")
+            throw error ?? cacheError ?? CachingClientError(code: .notCached, message: "there is no answer")
         }
         if let failure = CachingClientError.classify(response) { throw failure }
         if freshness.staleReason == .notValidated {

@@ -25,9 +25,11 @@ extension ResponseCache {
     /// Opens a closed cache again with `encryption`: the disk tier's keys (the same key, or a new
     /// one after ``reset()``), or nil for a plain directory.
     /// - Throws: ``HTTPCachingError/Code/invalidArgument`` when the cache is open (opening twice is
-    ///   an error) or another close, reopen or reset is under way; ``HTTPCachingError/Code/storage``
-    ///   with the disk tier's error (for example `wrongKey` for a directory sealed with another
-    ///   key): the cache then stays closed and the directory as it was.
+    ///   an error) or another close, reopen or reset is under way;
+    ///   ``HTTPCachingError/Code/wrongKey`` when no given key opens the directory,
+    ///   ``HTTPCachingError/Code/encryptionMismatch`` for an encrypted directory without a key or a
+    ///   plain one with a key; ``HTTPCachingError/Code/storage`` with the disk tier's other errors.
+    ///   The cache then stays closed and the directory as it was.
     public func reopen(encryption: DiskEncryption?) async throws(HTTPCachingError) {
         try await Self.lifecycle("reopening the cache") { try await tiers.reopen(encryption: encryption) }
     }
@@ -58,6 +60,12 @@ extension ResponseCache {
             try await body()
         } catch let error as CacheError where error.code == .invalidArgument {
             throw HTTPCachingError(code: .invalidArgument, message: "\(what): \(error.message)", underlying: error)
+        } catch let error as CacheError where HTTPCachingError.keyCode(of: error) != nil {
+            throw HTTPCachingError(
+                code: HTTPCachingError.keyCode(of: error)!,
+                message: "\(what): \(error.message)",
+                underlying: error
+            )
         } catch {
             throw HTTPCachingError(code: .storage, message: what, underlying: error)
         }

@@ -91,7 +91,7 @@ extension ResponseCache {
         requestTime: Date,
         responseTime: Date,
         willCache: WillCache? = nil
-    ) async throws -> CachedResponse? {
+    ) async throws(HTTPCachingError) -> CachedResponse? {
         try await freshened(
             with: notModified,
             for: lookup,
@@ -151,7 +151,8 @@ extension ResponseCache {
     /// - Returns: how many targets were invalidated.
     /// - Throws: ``HTTPCachingError/Code/storage`` with the disk tier's error.
     @discardableResult
-    public func invalidate(after response: HTTPResponse, to request: HTTPRequest) async throws -> Int {
+    public func invalidate(after response: HTTPResponse, to request: HTTPRequest) async throws(HTTPCachingError) -> Int
+    {
         let targets = CacheRules.invalidatedTargets(of: request, response: response)
         for target in targets { try await removeCachedResponse(for: target) }
         return targets.count

@@ -45,7 +45,7 @@ extension ResponseCache {
         _ cachedResponse: CachedResponse,
         for request: HTTPRequest,
         willCache: WillCache? = nil
-    ) async throws -> Bool {
+    ) async throws(HTTPCachingError) -> Bool {
         let lookup = ResponseLookup(request: request, key: Self.primaryKey(for: request), isRead: false)
         return try await store(cachedResponse, for: lookup, through: StoragePipeline(willCache: willCache)) != nil
     }
@@ -63,7 +63,7 @@ extension ResponseCache {
         _ cachedResponse: CachedResponse,
         for lookup: ResponseLookup,
         willCache: WillCache? = nil
-    ) async throws -> Bool {
+    ) async throws(HTTPCachingError) -> Bool {
         try await store(cachedResponse, for: lookup, through: StoragePipeline(willCache: willCache)) != nil
     }
 
@@ -173,7 +173,7 @@ extension ResponseCache {
     /// Removes what is stored for `request`'s URL: its `GET` and `HEAD` responses and all their
     /// variants.
     /// - Throws: ``HTTPCachingError/Code/storage`` with the disk tier's error.
-    public func removeCachedResponse(for request: HTTPRequest) async throws {
+    public func removeCachedResponse(for request: HTTPRequest) async throws(HTTPCachingError) {
         for method in [HTTPRequest.Method.get, .head] {
             guard let key = Self.primaryKey(for: request, method: method) else { continue }
             _ = try await removeRecord(under: key)
@@ -195,14 +195,14 @@ extension ResponseCache {
 
     /// Removes every stored response from every tier.
     /// - Throws: ``HTTPCachingError/Code/storage`` with the disk tier's error.
-    public func removeAllCachedResponses() async throws {
+    public func removeAllCachedResponses() async throws(HTTPCachingError) {
         try await HTTPCachingError.storage("removing every response") { try await tiers.removeAll() }
         tagRegistry.forgetAll()
     }
 
     /// Removes the responses stored at or after `date`.
     /// - Throws: ``HTTPCachingError/Code/storage`` with the disk tier's error.
-    public func removeCachedResponses(since date: Date) async throws {
+    public func removeCachedResponses(since date: Date) async throws(HTTPCachingError) {
         try await HTTPCachingError.storage("removing recent responses") {
             try await tiers.removeEntries(storedSince: date)
         }

@@ -73,8 +73,8 @@ public struct ResponseCache: Sendable, Service {
     public struct Configuration: Sendable {
         /// The memory tier. Defaults to `MemoryTier.Configuration()` (64 MiB).
         public var memory: MemoryTier.Configuration
-        /// The disk tier; nil keeps responses in memory only. Defaults to nil. Its `now` and
-        /// `logger` are the disk tier's own (set them there too when tests inject a clock).
+        /// The disk tier; nil keeps responses in memory only. Defaults to nil. Its `logger` is the
+        /// disk tier's own; its `now` is replaced by the cache's ``now`` (one clock, set once).
         public var disk: DiskTier.Configuration?
         /// A tier shared with the app's other instances (a `PostgresSharedTier`, from the
         /// PostgresCacheTier module), read after the disk tier and written in the background; nil
@@ -91,8 +91,8 @@ public struct ResponseCache: Sendable, Service {
         /// Defaults to `Logger.current`, the task-local logger the app binds with `withLogger` (swift-log
         /// 1.16), read when the configuration is made.
         public var logger: Logger
-        /// The clock that stamps storage times and judges freshness. Defaults to
-        /// ``ResponseCache/systemNow()``.
+        /// The clock that stamps storage times and judges freshness, and the disk tier's clock
+        /// too (it stamps what it writes with it). Defaults to ``ResponseCache/systemNow()``.
         public var now: @Sendable () -> Date
         /// The targeted cache-control fields a shared cache obeys in place of `Cache-Control`,
         /// first match wins (RFC 9213; ``CacheRules/targetedCacheControl``). Defaults to
@@ -152,16 +152,25 @@ public struct ResponseCache: Sendable, Service {
     /// Opens a response cache: a memory tier, a disk tier and a shared tier when the configuration
     /// has them.
     /// - Throws: ``HTTPCachingError/Code/invalidArgument`` for an invalid memory configuration;
-    ///   ``HTTPCachingError/Code/storage`` when the disk tier cannot be opened, with the tier's
-    ///   `CacheError` as ``HTTPCachingError/underlying`` (for example `directoryLocked`, or
-    ///   `invalidArgument` for an invalid disk configuration).
+    ///   ``HTTPCachingError/Code/wrongKey`` when no configured key opens the encrypted directory,
+    ///   ``HTTPCachingError/Code/encryptionMismatch`` for an encrypted directory without a key or
+    ///   a plain one with a key; ``HTTPCachingError/Code/storage`` when the disk tier cannot be
+    ///   opened otherwise, with the tier's `CacheError` as ``HTTPCachingError/underlying`` (for
+    ///   example `directoryLocked`, or `invalidArgument` for an invalid disk configuration).
     public init(configuration: Configuration = .init()) throws(HTTPCachingError) {
         try configuration.validate()
         let memory = MemoryTier(configuration: configuration.memory)
         var disk: DiskTier?
-        if let diskConfiguration = configuration.disk {
+        if var diskConfiguration = configuration.disk {
+            diskConfiguration.now = configuration.now
             do {
                 disk = try DiskTier(configuration: diskConfiguration)
+            } catch let error as CacheError where HTTPCachingError.keyCode(of: error) != nil {
+                throw HTTPCachingError(
+                    code: HTTPCachingError.keyCode(of: error)!,
+                    message: "cannot open the disk tier at \(diskConfiguration.directory): \(error.message)",
+                    underlying: error
+                )
             } catch {
                 throw HTTPCachingError(
                     code: .storage,

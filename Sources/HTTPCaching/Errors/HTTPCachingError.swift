@@ -24,6 +24,8 @@ public struct HTTPCachingError: Error, Sendable, CustomStringConvertible {
             case unsupportedFormat
             case storage
             case closed
+            case wrongKey
+            case encryptionMismatch
         }
 
         private let base: Base
@@ -41,6 +43,14 @@ public struct HTTPCachingError: Error, Sendable, CustomStringConvertible {
         /// The cache is closed (``ResponseCache/close()``): nothing is read or stored until
         /// ``ResponseCache/reopen(encryption:)``.
         public static var closed: Self { Self(.closed) }
+        /// No key given opens the encrypted disk directory (a wrong key, or a lost one): opening
+        /// or reopening failed and the directory is as it was. ``HTTPCachingError/underlying`` is
+        /// the disk tier's `CacheError`.
+        public static var wrongKey: Self { Self(.wrongKey) }
+        /// A key is missing or extra: the directory is encrypted and no key was given, or it is
+        /// plain and a key was given. Opening failed and the directory is as it was (reset it to
+        /// start again with or without a key).
+        public static var encryptionMismatch: Self { Self(.encryptionMismatch) }
 
         public var description: String { String(describing: base) }
     }
@@ -74,8 +84,20 @@ public struct HTTPCachingError: Error, Sendable, CustomStringConvertible {
             throw error
         } catch let error as CacheError where error.code == .closed {
             throw HTTPCachingError(code: .closed, message: "\(what): the cache is closed", underlying: error)
+        } catch let error as CacheError where keyCode(of: error) != nil {
+            throw HTTPCachingError(code: keyCode(of: error)!, message: "\(what): \(error.message)", underlying: error)
         } catch {
             throw HTTPCachingError(code: .storage, message: what, underlying: error)
+        }
+    }
+
+    /// This layer's code for a disk tier's key error (`wrongKey`, `encryptionMismatch`); nil for
+    /// any other error.
+    static func keyCode(of error: CacheError) -> Code? {
+        switch error.code {
+        case .wrongKey: .wrongKey
+        case .encryptionMismatch: .encryptionMismatch
+        default: nil
         }
     }
 }
