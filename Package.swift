@@ -279,7 +279,12 @@ let package = Package(
             name: "CacheProxyTests",
             dependencies: [
                 "CacheProxyCore", "CachingClient", "HTTPCaching", "CacheTiers", "TestOriginSupport", "CacheTestSupport",
-                "AsyncHTTPClientTransport", "cache-proxy",
+                "AsyncHTTPClientTransport", "cache-proxy", "PostgresCacheTier",
+                // The three-door privacy property test drives the Hummingbird middleware too.
+                .target(name: "HummingbirdLayeredCache", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Proxy"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),

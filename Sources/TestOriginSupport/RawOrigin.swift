@@ -21,6 +21,9 @@ import Darwin
 public final class RawOrigin: Sendable {
     /// The bytes to answer a request with, given its method and its path (with the query).
     public typealias Answer = @Sendable (_ method: String, _ path: String) -> [UInt8]
+    /// The bytes to answer a request with, given its method, its path and its whole head (the
+    /// request line and the header lines, without the blank line).
+    public typealias HeadAnswer = @Sendable (_ method: String, _ path: String, _ head: String) -> [UInt8]
 
     struct State {
         var requests: [String] = []
@@ -30,12 +33,12 @@ public final class RawOrigin: Sendable {
 
     let state = Mutex(State())
     private let closed = Tally()
-    let answer: Answer
+    let answer: HeadAnswer
     private let channel: Mutex<(any Channel)?>
     /// The port it listens on.
     public let port: Int
 
-    private init(channel: any Channel, port: Int, answer: @escaping Answer) {
+    private init(channel: any Channel, port: Int, answer: @escaping HeadAnswer) {
         self.channel = Mutex(channel)
         self.port = port
         self.answer = answer
@@ -43,6 +46,12 @@ public final class RawOrigin: Sendable {
 
     /// Starts an origin on a free port that answers with `answer`'s bytes.
     public static func start(answer: @escaping Answer) async throws -> RawOrigin {
+        try await start(answeringHeads: { method, path, _ in answer(method, path) })
+    }
+
+    /// Starts an origin on a free port that answers with `answer`'s bytes, given each request's
+    /// head too (a conditional request's validators, say).
+    public static func start(answeringHeads answer: @escaping HeadAnswer) async throws -> RawOrigin {
         let box = Mutex<RawOrigin?>(nil)
         let listener = try Socket.makeListener()
         let channel: any Channel
@@ -135,7 +144,7 @@ final class RawOriginHandler: ChannelInboundHandler {
             }
             let (method, path) = (String(words[0]), String(words[1]))
             origin.state.withLock { $0.requests.append("\(method) \(path)") }
-            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: origin.answer(method, path))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: origin.answer(method, path, head))), promise: nil)
         }
     }
 
