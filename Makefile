@@ -1,6 +1,7 @@
 # LayeredCache — build, test, benchmark.
 #   make test    installs liblz4 and PostgreSQL if missing, builds with warnings as errors, runs
 #                every test beside a throwaway PostgreSQL server (scripts/with-postgres.sh)
+#   make privacy the three-door privacy property test with 3,000 sequences (PRIVACY_SEQUENCES)
 #   make bench   installs them if missing, runs the benchmark suite in release mode (beside one too)
 #   make proxy-bench  cache-proxy against Varnish and nginx proxy_cache, one core each
 #                     (installs nginx-light, varnish, wrk if missing; PROXY_BENCH_ARGS=--quick)
@@ -20,7 +21,7 @@ PROXY_BENCH_ARGS ?=
 
 WITH_POSTGRES := scripts/with-postgres.sh
 
-.PHONY: all deps deps-postgres test build bench proxy-bench lint format snippets clean docs examples consumer-check
+.PHONY: all deps deps-postgres test privacy build bench proxy-bench lint format snippets clean docs examples consumer-check
 
 all: test
 
@@ -66,6 +67,13 @@ build: deps
 test: deps
 	$(SWIFT) build $(TRAITS) --build-tests $(STRICT)
 	$(WITH_POSTGRES) $(SWIFT) test $(TRAITS) --skip-build
+
+# The three-door privacy property test with thousands of sequences (make test runs 300), on its
+# own beside a throwaway PostgreSQL server; PRIVACY_SEED=… replays a failure.
+PRIVACY_SEQUENCES ?= 3000
+privacy: deps
+	$(SWIFT) build $(TRAITS) --build-tests $(STRICT)
+	PRIVACY_SEQUENCES=$(PRIVACY_SEQUENCES) $(WITH_POSTGRES) $(SWIFT) test $(TRAITS) --skip-build --filter PrivacyPropertyTests
 
 bench: deps
 	$(WITH_POSTGRES) $(SWIFT) run $(TRAITS) -c release Benchmarks $(BENCH_ARGS)

@@ -27,7 +27,7 @@ package struct CacheDirectory {
     package static let lockFileName = "lock"
     /// How long a conflicting lock is waited for before the directory counts as in use: 50 tries,
     /// 2 ms apart (about 0.1 s).
-    private static let lockAttempts = 50
+    private static let lockAttempts = 1_000
     private static let lockPause: useconds_t = 2_000
     package static let snapshotFileName = "index.lcx"
     package static let segmentPrefix = "segment-"
@@ -74,10 +74,11 @@ package struct CacheDirectory {
 
     /// Takes the exclusive lock on `descriptor`; the error to throw when that fails.
     ///
-    /// A conflict is tried again for about 0.1 s: a process that another thread spawns
-    /// holds a copy of every descriptor between its fork and its exec (close-on-exec closes them
-    /// only at the exec), and with them the lock a closed cache just gave up. Only a lock still
-    /// held after that is another owner.
+    /// A conflict is tried again for about 2 s: a process that another thread spawns holds a
+    /// copy of every descriptor between its fork and its exec (close-on-exec closes them only at
+    /// the exec), and with them the lock a closed cache just gave up. On a loaded machine that
+    /// window passed 0.1 s (a close and reopen failed with `directoryLocked` while the test suite
+    /// spawned its child processes). Only a lock still held after that is another owner.
     private static func lockFailure(_ descriptor: Int32, _ path: FilePath) -> CacheError? {
         var error = Errno.wouldBlock
         for attempt in 0..<lockAttempts {
