@@ -251,7 +251,7 @@ enum SharedTierBenchmarks {
         let memory = MemoryTier(configuration: .init(capacityBytes: memoryBytes))
         guard shared else { return Instance(cache: TieredCache(memory: memory, disk: nil), sharedTier: nil) }
         let tier = try PostgresSharedTier(configuration: .init(url: url, table: table))
-        return Instance(cache: TieredCache(memory: memory, lowerTiers: [], shared: tier), sharedTier: tier)
+        return Instance(cache: try TieredCache(memory: memory, lowerTiers: [], shared: tier), sharedTier: tier)
     }
 
     private static func bareConfiguration(_ url: String) throws -> PostgresClient.Configuration {

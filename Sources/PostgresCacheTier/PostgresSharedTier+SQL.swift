@@ -52,19 +52,35 @@ extension PostgresSharedTier {
         }
     }
 
-    /// The unexpired row with `digest`, or nil.
-    func selectRow(digest: Int64, now: Int64) async throws -> SharedRow? {
-        let rows = try await client.query(
-            """
-            SELECT key, metadata, value, flags, value_length, stored_at, expires_at, checksum
-            FROM \(unescaped: table) WHERE digest = \(digest) AND expires_at > \(now)
-            """,
-            logger: logger
-        )
+    /// The unexpired row with the first of `digests` that has one (one digest but during a key
+    /// rotation), or nil.
+    func selectRow(digests: [Int64], now: Int64) async throws -> SharedRow? {
+        let rows =
+            digests.count == 1
+            ? try await client.query(
+                """
+                SELECT digest, key, metadata, value, flags, value_length, stored_at, expires_at, checksum
+                FROM \(unescaped: table) WHERE digest = \(digests[0]) AND expires_at > \(now)
+                """,
+                logger: logger
+            )
+            : try await client.query(
+                """
+                SELECT digest, key, metadata, value, flags, value_length, stored_at, expires_at, checksum
+                FROM \(unescaped: table) WHERE digest = ANY(\(digests)) AND expires_at > \(now)
+                """,
+                logger: logger
+            )
         var found: SharedRow?
-        for try await (key, metadata, value, flags, valueLength, storedAt, expiresAt, checksum) in rows.decode(
-            (ByteBuffer, ByteBuffer, ByteBuffer, Int16, Int32, Int64, Int64, Int64).self
+        for try await (digest, key, metadata, value, flags, valueLength, storedAt, expiresAt, checksum) in rows.decode(
+            (Int64, ByteBuffer, ByteBuffer, ByteBuffer, Int16, Int32, Int64, Int64, Int64).self
         ) {
+            // The current key's row first.
+            if let found, let kept = digests.firstIndex(of: found.digest),
+                kept < digests.firstIndex(of: digest) ?? digests.count
+            {
+                continue
+            }
             found = SharedRow(
                 digest: digest,
                 key: Array(key.readableBytesView),
@@ -98,19 +114,22 @@ extension PostgresSharedTier {
         ).drain()
     }
 
-    /// Deletes the row with `digest`, and notifies with `payload` in the same statement (the
+    /// Deletes the rows with `digests`, and notifies with `payload` in the same statement (the
     /// notification is delivered when the deletion commits).
-    func delete(digest: Int64, notify payload: String?) async throws {
+    func delete(digests: [Int64], notify payload: String?) async throws {
         if let payload {
             try await client.query(
                 """
-                WITH gone AS (DELETE FROM \(unescaped: table) WHERE digest = \(digest))
+                WITH gone AS (DELETE FROM \(unescaped: table) WHERE digest = ANY(\(digests)))
                 SELECT pg_notify(\(configuration.channel), \(payload))
                 """,
                 logger: logger
             ).drain()
         } else {
-            try await client.query("DELETE FROM \(unescaped: table) WHERE digest = \(digest)", logger: logger).drain()
+            try await client.query(
+                "DELETE FROM \(unescaped: table) WHERE digest = ANY(\(digests))",
+                logger: logger
+            ).drain()
         }
     }
 

@@ -20,7 +20,7 @@ import Foundation
 ///
 /// ```swift
 /// let shared = try PostgresSharedTier(configuration: .init(url: "postgres://cache@db.internal/app"))
-/// let cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
+/// let cache = try TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
 /// // run `cache` in the app's ServiceGroup: it runs the tier's connections, sweeps and listener
 /// ```
 ///
@@ -70,7 +70,9 @@ public final class PostgresSharedTier: SharedCacheTier {
     /// The configuration the tier was made with.
     public let configuration: Configuration
     let client: PostgresClient
-    let sealer: RowSealer?
+    /// What seals rows now: the configuration's key, or the keys a cache handed over
+    /// (``useEncryption(_:)``).
+    private let sealing: Mutex<RowSealer?>
     /// This instance's id in NOTIFY payloads.
     let instanceID: String
     let metrics: SharedMetrics
@@ -104,7 +106,7 @@ public final class PostgresSharedTier: SharedCacheTier {
         ]
         self.configuration = configuration
         self.client = PostgresClient(configuration: clientConfiguration, backgroundLogger: configuration.logger)
-        self.sealer = configuration.encryption.map(RowSealer.init(key:))
+        self.sealing = Mutex(configuration.encryption.map(RowSealer.init(key:)))
         var generator = SystemRandomNumberGenerator()
         self.instanceID = String(generator.next(), radix: 36)
         self.metrics = SharedMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
@@ -121,6 +123,12 @@ public final class PostgresSharedTier: SharedCacheTier {
     /// Counters since the tier was made.
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// What seals rows now, or nil when they are in clear.
+    var sealer: RowSealer? { sealing.withLock { $0 } }
+
+    /// Whether rows are sealed now (``Configuration/encryption``, or keys a cache handed over).
+    public var isSealed: Bool { sealer != nil }
+
     /// Whether the tier is listening for other instances' invalidations now.
     public var isListening: Bool { listening.load(ordering: .relaxed) }
 
@@ -130,12 +138,13 @@ public final class PostgresSharedTier: SharedCacheTier {
     /// the same digest, or no answer within ``Configuration/readTimeout``.
     /// - Complexity: one indexed `SELECT`.
     public func entry(for key: CacheKey) async -> CacheEntry? {
-        let digest = digest(of: key)
+        let sealer = self.sealer
+        let digests = digests(of: key, sealer: sealer)
         let now = configuration.now().millisecondsSince1970
         let row: SharedRow?
         do {
             row = try await perform(timeout: configuration.readTimeout) { [self] in
-                try await selectRow(digest: digest, now: now)
+                try await selectRow(digests: digests, now: now)
             }
         } catch {
             return nil
@@ -168,6 +177,7 @@ public final class PostgresSharedTier: SharedCacheTier {
     /// - Complexity: one `INSERT … ON CONFLICT`; now and then an eviction pass.
     public func set(_ entry: CacheEntry, for key: CacheKey) async throws {
         let expiresAt = configuration.now().addingTimeInterval(Self.seconds(configuration.timeToLive))
+        let sealer = self.sealer
         let row = try SharedRow.encode(
             entry,
             for: key,
@@ -236,11 +246,24 @@ public final class PostgresSharedTier: SharedCacheTier {
         state.withLock { $0.closed = true }
     }
 
+    /// Seals rows and invalidations with `encryption`'s keys from now on (new rows with its
+    /// current key; rows sealed with a previous key are still read), or, for nil, with
+    /// ``Configuration/encryption`` (in clear when that is nil too). A ``TieredCache`` over an
+    /// encrypted disk tier calls it with the disk tier's keys when it is made and when it reopens.
+    ///
+    /// Rows sealed with keys the tier no longer has are misses (and deleted as damaged when read),
+    /// as are rows in clear while it seals; every instance sharing the table needs the same keys.
+    public func useEncryption(_ encryption: DiskEncryption?) throws {
+        let sealer = encryption.map(RowSealer.init(encryption:)) ?? configuration.encryption.map(RowSealer.init(key:))
+        sealing.withLock { $0 = sealer }
+    }
+
     // MARK: - Plumbing
 
-    /// The row digest of `key`: its ``CacheKey`` digest, or the keyed digest when rows are sealed.
-    func digest(of key: CacheKey) -> Int64 {
-        sealer?.digest(of: Array(key.string.utf8)) ?? Int64(bitPattern: key.digest)
+    /// The row digests `key` may have: its ``CacheKey`` digest, or, when rows are sealed, its
+    /// keyed digest under the current key and then under each previous key.
+    func digests(of key: CacheKey, sealer: RowSealer?) -> [Int64] {
+        sealer?.digests(of: Array(key.string.utf8)) ?? [Int64(bitPattern: key.digest)]
     }
 
     /// Runs `body` against the database unless the tier is closed or bypassed, within `timeout`,

@@ -126,7 +126,7 @@ func README_line240() async throws {
     // The same on every instance: its own memory and disk, one shared table.
     let shared = try PostgresSharedTier(configuration: .init(url: "postgres://cache@db.internal/app"))
     let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp"))
-    let cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
+    let cache = try TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
     // Run it in the app's ServiceGroup: the pool, the background writes, the invalidation listener.
     try await cache.run()
 
@@ -342,7 +342,7 @@ func docs_shared_tier_line23() async throws {
             encryption: diskKey               // the disk tier's EncryptionKey: rows are sealed
         )
     )
-    let cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
+    let cache = try TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
     // ServiceGroup(services: [cache, ...]) or: try await cache.run()
     _ = diskKey
     _ = disk

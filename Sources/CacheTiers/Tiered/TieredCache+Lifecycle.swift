@@ -32,10 +32,16 @@ extension TieredCache {
 
     /// Opens a closed cache again: every lower tier reopens (the disk tier with `encryption`, the
     /// same keys or new ones), and the memory tier starts empty.
+    ///
+    /// The shared tier, when there is one, seals with `encryption` from now on (see
+    /// ``SharedCacheTier/useEncryption(_:)``; nil gives it back its own setting), unless
+    /// ``SharedOptions/sharesInClear`` is set. A cache that a ``reset()`` detached from its
+    /// shared tier tries the wipe again and stays detached while it fails.
     /// - Parameter encryption: the disk tier's keys, or nil for a plain directory.
     /// - Throws: ``CacheError/Code/invalidArgument`` when the cache is open (opening twice is an
-    ///   error) or another close, reopen or reset is under way; a lower tier's error (for example
-    ///   ``CacheError/Code/wrongKey``): the cache then stays closed, its directory as it was.
+    ///   error) or another close, reopen or reset is under way, or when the shared tier cannot
+    ///   seal with `encryption`; a lower tier's error (for example ``CacheError/Code/wrongKey``):
+    ///   the cache then stays closed, its directory as it was.
     public func reopen(encryption: DiskEncryption?) async throws {
         _ = try lifecycle.begin(from: .closed, allowingIdle: nil, "reopen")
         var opened: [any CacheTier] = []
@@ -45,25 +51,51 @@ extension TieredCache {
                 try await tier.reopen(encryption: encryption)
                 opened.append(tier)
             }
+            if let shared, !sharedOptions.sharesInClear {
+                try shared.useEncryption(encryption)
+            }
         } catch {
             for tier in opened { try? await tier.close() }
             lifecycle.end(.closed)
             throw error
         }
+        if lifecycle.isSharedDetached {
+            try? await wipeShared()
+        }
         lifecycle.end(.open)
     }
 
-    /// Wipes a closed cache: the memory tier and every lower tier's stored data (the disk tier's
-    /// directory is removed; ``reopen(encryption:)`` then starts an empty one, with any key).
+    /// Wipes a closed cache: the memory tier, every lower tier's stored data (the disk tier's
+    /// directory is removed; ``reopen(encryption:)`` then starts an empty one, with any key) and
+    /// the shared tier's rows.
+    ///
+    /// The shared tier is shared: its wipe empties it for every instance of the app (as
+    /// ``removeAll()`` does), so that nothing reset comes back through it. When it cannot be
+    /// reached, the cache is detached from it instead: it neither reads nor writes the shared tier
+    /// (it still drops what other instances invalidate) until a later ``reopen(encryption:)`` or
+    /// reset wipes it.
     /// - Throws: ``CacheError/Code/invalidArgument`` when the cache is open or another close,
-    ///   reopen or reset is under way; a lower tier's error.
+    ///   reopen or reset is under way; the first error of a lower tier or of the shared tier's
+    ///   wipe (every tier is wiped or detached all the same).
     public func reset() async throws {
         _ = try lifecycle.begin(from: .closed, allowingIdle: nil, "reset")
         defer { lifecycle.end(.closed) }
         memory.removeAll()
+        var firstError: (any Error)?
         for tier in lowerTiers {
-            try await tier.reset()
+            do { try await tier.reset() } catch { firstError = firstError ?? error }
         }
+        do { try await wipeShared() } catch { firstError = firstError ?? error }
+        if let firstError { throw firstError }
+    }
+
+    /// Detaches the cache from its shared tier, empties the tier and attaches it again; stays
+    /// detached when the tier could not be emptied.
+    private func wipeShared() async throws {
+        guard shared != nil else { return }
+        lifecycle.detachShared(true)
+        try await removeShared(storedSince: nil)
+        lifecycle.detachShared(false)
     }
 
     /// Whether a tiered cache is open, and the one transition under way at a time.
@@ -73,6 +105,15 @@ extension TieredCache {
         }
 
         private let phase = Atomic<UInt8>(Phase.open.rawValue)
+        private let sharedDetached = Atomic<Bool>(false)
+
+        /// Whether a ``TieredCache/reset()`` that could not wipe the shared tier detached the cache
+        /// from it.
+        var isSharedDetached: Bool { sharedDetached.load(ordering: .acquiring) }
+
+        func detachShared(_ detached: Bool) {
+            sharedDetached.store(detached, ordering: .releasing)
+        }
 
         /// Whether the cache is open (one atomic load: the hot path pays nothing more).
         var isOpen: Bool { phase.load(ordering: .acquiring) == Phase.open.rawValue }
