@@ -14,8 +14,12 @@ public import Foundation
 extension PostgresSharedTier {
     /// How the shared tier is set up. Every property but the URL has a documented default.
     public struct Configuration: Sendable {
-        /// The database, as `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE]`;
-        /// `sslmode` is `disable`, `prefer` (the default) or `require`.
+        /// The database, as
+        /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE[&sslrootcert=FILE]]`.
+        /// `sslmode` is `disable`, `prefer`, `require`, `verify-ca` or `verify-full`, as libpq
+        /// reads them; without one it is `require` for every host but a loopback one (`localhost`,
+        /// 127.0.0.0/8, ::1), which gets `prefer`: plaintext only when written. `sslrootcert` names
+        /// a PEM file of the roots to trust (default: the system's).
         public var url: String
         /// The table's base name; the table is `NAME_v1` (the schema version), and its
         /// invalidation channel `NAME_v1_invalidations`. Letters, digits and `_` only.
