@@ -35,6 +35,10 @@ extension PostgresSharedTier {
         public var timeToLive: Duration
         /// How often expired rows are deleted and the budget enforced. Default 60 seconds.
         public var sweepInterval: Duration
+        /// How long the invalidation log keeps a removal for instances that were disconnected
+        /// (they replay it when they reconnect); one disconnected longer drops every local copy
+        /// when it comes back, as it cannot tell what it missed. Default 24 hours.
+        public var invalidationLogRetention: Duration
         /// How long a read may take before it is a miss. Default 250 ms.
         public var readTimeout: Duration
         /// How long a write, removal or sweep may take (also the server's `statement_timeout`).
@@ -68,6 +72,7 @@ extension PostgresSharedTier {
             admissionFraction: Double = 0.05,
             timeToLive: Duration = .seconds(86_400),
             sweepInterval: Duration = .seconds(60),
+            invalidationLogRetention: Duration = .seconds(86_400),
             readTimeout: Duration = .milliseconds(250),
             writeTimeout: Duration = .seconds(2),
             connectTimeout: Duration = .seconds(1),
@@ -88,6 +93,7 @@ extension PostgresSharedTier {
             self.admissionFraction = admissionFraction
             self.timeToLive = timeToLive
             self.sweepInterval = sweepInterval
+            self.invalidationLogRetention = invalidationLogRetention
             self.readTimeout = readTimeout
             self.writeTimeout = writeTimeout
             self.connectTimeout = connectTimeout
@@ -102,6 +108,8 @@ extension PostgresSharedTier {
 
         /// The table the rows live in: the base name and the schema version.
         var tableName: String { "\(table.lowercased())_v\(PostgresSharedTier.schemaVersion)" }
+        /// The invalidation log: every removal, wipe and tag invalidation, by sequence number.
+        var logTableName: String { "\(tableName)_log" }
         /// The LISTEN/NOTIFY channel.
         var channel: String { "\(tableName)_invalidations" }
         /// The largest row admitted.

@@ -9,7 +9,8 @@ extension TieredCache {
     ///
     /// From the moment it is called, reads find nothing and writes and removals throw
     /// ``CacheError/Code/closed``, until ``reopen(encryption:)``. Closing a closed cache does
-    /// nothing.
+    /// nothing. What other instances invalidate while it is closed is kept (up to 10,000
+    /// invalidations; past that, everything is dropped on reopen) and applied when it reopens.
     ///
     /// The shared tier, when there is one, stays connected (it holds no plaintext: with
     /// encryption its rows are sealed), but a closed cache neither reads from it nor writes to it;
@@ -62,7 +63,18 @@ extension TieredCache {
         if lifecycle.isSharedDetached {
             try? await wipeShared()
         }
-        lifecycle.end(.open)
+        // What other instances invalidated while the cache was closed, before it opens; an
+        // invalidation that arrives meanwhile is either kept and taken here or sees it open.
+        var tags: [String] = []
+        while let missed = lifecycle.takeMissedOrOpen() {
+            for invalidation in missed {
+                if let tag = invalidation.tag { tags.append(tag) } else { await applyHere(invalidation) }
+            }
+        }
+        // A tag's entries only the layer above knows, and it needs the cache open.
+        if let onTag = lifecycle.tagHandler {
+            for tag in tags { await onTag(tag) }
+        }
     }
 
     /// Wipes a closed cache: the memory tier, every lower tier's stored data (the disk tier's
@@ -81,6 +93,7 @@ extension TieredCache {
         _ = try lifecycle.begin(from: .closed, allowingIdle: nil, "reset")
         defer { lifecycle.end(.closed) }
         memory.removeAll()
+        lifecycle.forgetMissed()  // nothing is left to invalidate
         var firstError: (any Error)?
         for tier in lowerTiers {
             do { try await tier.reset() } catch { firstError = firstError ?? error }
@@ -106,6 +119,52 @@ extension TieredCache {
 
         private let phase = Atomic<UInt8>(Phase.open.rawValue)
         private let sharedDetached = Atomic<Bool>(false)
+        /// Invalidations from other instances that arrived while the cache was not open.
+        private let missed = Mutex<[SharedInvalidation]>([])
+        private let tagHandlerBox = Mutex<(@Sendable (String) async -> Void)?>(nil)
+        /// The most invalidations kept while closed; past it they become one `.all`.
+        static let missedLimit = 10_000
+
+        /// The handler of other instances' tag invalidations that ``TieredCache/run(onTagInvalidation:)``
+        /// was given.
+        var tagHandler: (@Sendable (String) async -> Void)? { tagHandlerBox.withLock { $0 } }
+
+        func setTagHandler(_ handler: (@Sendable (String) async -> Void)?) {
+            tagHandlerBox.withLock { $0 = handler }
+        }
+
+        /// Keeps `invalidation` for the reopen when the cache is not open.
+        /// - Returns: false when the cache is open (apply it now).
+        func keepIfNotOpen(_ invalidation: SharedInvalidation) -> Bool {
+            missed.withLock { missed in
+                guard !isOpen else { return false }
+                if missed.first?.isAll == true { return true }
+                if invalidation.isAll || missed.count >= Self.missedLimit {
+                    missed = [.all]
+                } else {
+                    missed.append(invalidation)
+                }
+                return true
+            }
+        }
+
+        /// The invalidations kept while the cache was not open, or, when there are none, nil
+        /// after opening the cache (under the same lock as ``keepIfNotOpen(_:)``).
+        func takeMissedOrOpen() -> [SharedInvalidation]? {
+            missed.withLock { missed in
+                guard !missed.isEmpty else {
+                    end(.open)
+                    return nil
+                }
+                defer { missed = [] }
+                return missed
+            }
+        }
+
+        /// Drops the invalidations kept (a reset leaves nothing to invalidate).
+        func forgetMissed() {
+            missed.withLock { $0 = [] }
+        }
 
         /// Whether a ``TieredCache/reset()`` that could not wipe the shared tier detached the cache
         /// from it.

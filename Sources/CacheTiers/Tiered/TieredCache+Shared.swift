@@ -131,11 +131,23 @@ extension TieredCache {
     }
 
     /// Drops this instance's copies of what another instance removed; a tag goes to `onTag`.
+    /// While the cache is closed (its disk tier cannot drop anything), the invalidation is kept
+    /// and applied when ``reopen(encryption:)`` opens it again.
     func apply(_ invalidation: SharedInvalidation, onTag: (@Sendable (String) async -> Void)?) async {
-        // A tier that fails to drop its copy has its own log; the invalidation goes on to the rest.
+        guard !lifecycle.keepIfNotOpen(invalidation) else { return }
         if let tag = invalidation.tag {
             await onTag?(tag)
-        } else if let key = invalidation.key {
+        } else {
+            await applyHere(invalidation)
+        }
+        // Closed while it was applied: applied again on reopen.
+        if !lifecycle.isOpen { _ = lifecycle.keepIfNotOpen(invalidation) }
+    }
+
+    /// Drops the copies an invalidation other than a tag's names from memory and every lower tier.
+    func applyHere(_ invalidation: SharedInvalidation) async {
+        // A tier that fails to drop its copy has its own log; the invalidation goes on to the rest.
+        if let key = invalidation.key {
             await removals.removal(of: key) {
                 memory.remove(key)
                 for tier in lowerTiers { _ = try? await tier.remove(key) }
@@ -160,6 +172,7 @@ extension TieredCache {
         writeThrough: WriteThroughQueue,
         onTag: (@Sendable (String) async -> Void)?
     ) async throws {
+        lifecycle.setTagHandler(onTag)
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let disk {
                 group.addTask { try await disk.run() }
