@@ -22,7 +22,7 @@ extension PostgresSharedTierTests {
     @Test(arguments: [false, true])
     func aRemovalMadeWhileTheListenerIsDownIsReplayedWhenItReconnects(crashServer: Bool) async throws {
         if crashServer { try #require(TestDatabase.control != nil, "LAYEREDCACHE_POSTGRES_CONTROL is not set") }
-        try await withInstances(2, configure: { Self.slowReconnect(&$0) }) { instances in
+        try await withInstances(2, configure: Self.slowReconnect) { instances in
             let (a, b) = (instances[0], instances[1])
             try await waitUntil { a.shared.isListening && b.shared.isListening }
             let origin = Counter()
