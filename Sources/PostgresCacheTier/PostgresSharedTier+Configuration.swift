@@ -14,8 +14,12 @@ public import Foundation
 extension PostgresSharedTier {
     /// How the shared tier is set up. Every property but the URL has a documented default.
     public struct Configuration: Sendable {
-        /// The database, as `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE]`;
-        /// `sslmode` is `disable`, `prefer` (the default) or `require`.
+        /// The database, as
+        /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE[&sslrootcert=FILE]]`.
+        /// `sslmode` is `disable`, `prefer`, `require`, `verify-ca` or `verify-full`, as libpq
+        /// reads them; without one it is `require` for every host but a loopback one (`localhost`,
+        /// 127.0.0.0/8, ::1), which gets `prefer`: plaintext only when written. `sslrootcert` names
+        /// a PEM file of the roots to trust (default: the system's).
         public var url: String
         /// The table's base name; the table is `NAME_v1` (the schema version), and its
         /// invalidation channel `NAME_v1_invalidations`. Letters, digits and `_` only.
@@ -31,6 +35,10 @@ extension PostgresSharedTier {
         public var timeToLive: Duration
         /// How often expired rows are deleted and the budget enforced. Default 60 seconds.
         public var sweepInterval: Duration
+        /// How long the invalidation log keeps a removal for instances that were disconnected
+        /// (they replay it when they reconnect); one disconnected longer drops every local copy
+        /// when it comes back, as it cannot tell what it missed. Default 24 hours.
+        public var invalidationLogRetention: Duration
         /// How long a read may take before it is a miss. Default 250 ms.
         public var readTimeout: Duration
         /// How long a write, removal or sweep may take (also the server's `statement_timeout`).
@@ -64,6 +72,7 @@ extension PostgresSharedTier {
             admissionFraction: Double = 0.05,
             timeToLive: Duration = .seconds(86_400),
             sweepInterval: Duration = .seconds(60),
+            invalidationLogRetention: Duration = .seconds(86_400),
             readTimeout: Duration = .milliseconds(250),
             writeTimeout: Duration = .seconds(2),
             connectTimeout: Duration = .seconds(1),
@@ -84,6 +93,7 @@ extension PostgresSharedTier {
             self.admissionFraction = admissionFraction
             self.timeToLive = timeToLive
             self.sweepInterval = sweepInterval
+            self.invalidationLogRetention = invalidationLogRetention
             self.readTimeout = readTimeout
             self.writeTimeout = writeTimeout
             self.connectTimeout = connectTimeout
@@ -98,6 +108,8 @@ extension PostgresSharedTier {
 
         /// The table the rows live in: the base name and the schema version.
         var tableName: String { "\(table.lowercased())_v\(PostgresSharedTier.schemaVersion)" }
+        /// The invalidation log: every removal, wipe and tag invalidation, by sequence number.
+        var logTableName: String { "\(tableName)_log" }
         /// The LISTEN/NOTIFY channel.
         var channel: String { "\(tableName)_invalidations" }
         /// The largest row admitted.

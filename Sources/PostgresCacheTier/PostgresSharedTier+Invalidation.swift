@@ -15,13 +15,14 @@ extension PostgresSharedTier {
     /// Deletes `key`'s row and, when `broadcast`, notifies every other instance, in one statement.
     /// - Throws: `CacheError` when the database cannot be reached in time.
     public func remove(_ key: CacheKey, broadcast: Bool) async throws {
-        let digest = digest(of: key)
+        let sealer = self.sealer
+        let digests = digests(of: key, sealer: sealer)
         let payload =
             broadcast
             ? try InvalidationMessage(sender: instanceID, kind: .key(Array(key.string.utf8))).payload(sealer: sealer)
             : nil
         try await perform(timeout: configuration.writeTimeout) { [self] in
-            try await delete(digest: digest, notify: payload)
+            try await delete(digests: digests, notify: payload)
         }
         if broadcast { count(\.invalidationsSent, metrics.invalidationsSent) }
     }

@@ -49,22 +49,50 @@ extension PostgresSharedTier {
                 "COMMENT ON TABLE \(unescaped: table) IS '\(unescaped: version)'",
                 logger: self.logger
             )
+            // Logged (not UNLOGGED): the invalidations outlive a server crash, so that an instance
+            // replays them when it reconnects.
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS \(unescaped: self.configuration.logTableName) (
+                    sequence bigserial PRIMARY KEY,
+                    payload text NOT NULL,
+                    logged_at bigint NOT NULL
+                )
+                """,
+                logger: self.logger
+            )
         }
     }
 
-    /// The unexpired row with `digest`, or nil.
-    func selectRow(digest: Int64, now: Int64) async throws -> SharedRow? {
-        let rows = try await client.query(
-            """
-            SELECT key, metadata, value, flags, value_length, stored_at, expires_at, checksum
-            FROM \(unescaped: table) WHERE digest = \(digest) AND expires_at > \(now)
-            """,
-            logger: logger
-        )
+    /// The unexpired row with the first of `digests` that has one (one digest but during a key
+    /// rotation), or nil.
+    func selectRow(digests: [Int64], now: Int64) async throws -> SharedRow? {
+        let rows =
+            digests.count == 1
+            ? try await client.query(
+                """
+                SELECT digest, key, metadata, value, flags, value_length, stored_at, expires_at, checksum
+                FROM \(unescaped: table) WHERE digest = \(digests[0]) AND expires_at > \(now)
+                """,
+                logger: logger
+            )
+            : try await client.query(
+                """
+                SELECT digest, key, metadata, value, flags, value_length, stored_at, expires_at, checksum
+                FROM \(unescaped: table) WHERE digest = ANY(\(digests)) AND expires_at > \(now)
+                """,
+                logger: logger
+            )
         var found: SharedRow?
-        for try await (key, metadata, value, flags, valueLength, storedAt, expiresAt, checksum) in rows.decode(
-            (ByteBuffer, ByteBuffer, ByteBuffer, Int16, Int32, Int64, Int64, Int64).self
+        for try await (digest, key, metadata, value, flags, valueLength, storedAt, expiresAt, checksum) in rows.decode(
+            (Int64, ByteBuffer, ByteBuffer, ByteBuffer, Int16, Int32, Int64, Int64, Int64).self
         ) {
+            // The current key's row first.
+            if let found, let kept = digests.firstIndex(of: found.digest),
+                kept < digests.firstIndex(of: digest) ?? digests.count
+            {
+                continue
+            }
             found = SharedRow(
                 digest: digest,
                 key: Array(key.readableBytesView),
@@ -98,19 +126,27 @@ extension PostgresSharedTier {
         ).drain()
     }
 
-    /// Deletes the row with `digest`, and notifies with `payload` in the same statement (the
-    /// notification is delivered when the deletion commits).
-    func delete(digest: Int64, notify payload: String?) async throws {
+    /// Deletes the rows with `digests`, and logs and notifies `payload` in the same statement
+    /// (the notification is delivered when the deletion commits).
+    func delete(digests: [Int64], notify payload: String?) async throws {
         if let payload {
+            let now = configuration.now().millisecondsSince1970
             try await client.query(
                 """
-                WITH gone AS (DELETE FROM \(unescaped: table) WHERE digest = \(digest))
-                SELECT pg_notify(\(configuration.channel), \(payload))
+                WITH gone AS (DELETE FROM \(unescaped: table) WHERE digest = ANY(\(digests))),
+                logged AS (
+                    INSERT INTO \(unescaped: logTable) (payload, logged_at) VALUES (\(payload), \(now))
+                    RETURNING sequence
+                )
+                SELECT pg_notify(\(configuration.channel), (SELECT sequence FROM logged)::text || ' ' || \(payload))
                 """,
                 logger: logger
             ).drain()
         } else {
-            try await client.query("DELETE FROM \(unescaped: table) WHERE digest = \(digest)", logger: logger).drain()
+            try await client.query(
+                "DELETE FROM \(unescaped: table) WHERE digest = ANY(\(digests))",
+                logger: logger
+            ).drain()
         }
     }
 
@@ -122,24 +158,82 @@ extension PostgresSharedTier {
         ).drain()
     }
 
-    /// Empties the table, then notifies.
+    private var logTable: String { configuration.logTableName }
+
+    /// Empties the table, and logs and notifies, in one transaction.
     func truncate(notify payload: String) async throws {
-        try await client.query("TRUNCATE \(unescaped: table)", logger: logger).drain()
-        try await notify(payload)
+        let now = configuration.now().millisecondsSince1970
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("TRUNCATE \(unescaped: self.table)", logger: self.logger)
+            try await connection.query(self.logAndNotify(payload, now: now), logger: self.logger)
+        }
     }
 
-    /// Notifies every listening instance with `payload`.
+    /// Logs `payload` and notifies every listening instance of it, with its sequence number.
     func notify(_ payload: String) async throws {
-        try await client.query("SELECT pg_notify(\(configuration.channel), \(payload))", logger: logger).drain()
+        let now = configuration.now().millisecondsSince1970
+        try await client.query(logAndNotify(payload, now: now), logger: logger).drain()
     }
 
-    /// Deletes the rows stored at or after `millis`, and notifies in the same statement.
+    private func logAndNotify(_ payload: String, now: Int64) -> PostgresQuery {
+        """
+        WITH logged AS (
+            INSERT INTO \(unescaped: logTable) (payload, logged_at) VALUES (\(payload), \(now)) RETURNING sequence
+        )
+        SELECT pg_notify(\(configuration.channel), (SELECT sequence FROM logged)::text || ' ' || \(payload))
+        """
+    }
+
+    /// Deletes the rows stored at or after `millis`, and logs and notifies in the same statement.
     func delete(storedSince millis: Int64, notify payload: String) async throws {
+        let now = configuration.now().millisecondsSince1970
         try await client.query(
             """
-            WITH gone AS (DELETE FROM \(unescaped: table) WHERE stored_at >= \(millis))
-            SELECT pg_notify(\(configuration.channel), \(payload))
+            WITH gone AS (DELETE FROM \(unescaped: table) WHERE stored_at >= \(millis)),
+            logged AS (
+                INSERT INTO \(unescaped: logTable) (payload, logged_at) VALUES (\(payload), \(now))
+                RETURNING sequence
+            )
+            SELECT pg_notify(\(configuration.channel), (SELECT sequence FROM logged)::text || ' ' || \(payload))
             """,
+            logger: logger
+        ).drain()
+    }
+
+    /// The lowest sequence number in the log (nil when it is empty) and the last one handed out
+    /// (nil when none was).
+    func logBounds() async throws -> (lowest: Int64?, last: Int64?) {
+        let rows = try await client.query(
+            """
+            SELECT (SELECT min(sequence) FROM \(unescaped: logTable)),
+                pg_sequence_last_value(pg_get_serial_sequence('\(unescaped: logTable)', 'sequence')::regclass)
+            """,
+            logger: logger
+        )
+        var bounds: (lowest: Int64?, last: Int64?) = (nil, nil)
+        for try await (lowest, last) in rows.decode((Int64?, Int64?).self) {
+            bounds = (lowest, last)
+        }
+        return bounds
+    }
+
+    /// The log's entries after `sequence`, in order.
+    func logEntries(after sequence: Int64) async throws -> [(Int64, String)] {
+        let rows = try await client.query(
+            """
+            SELECT sequence, payload FROM \(unescaped: logTable) WHERE sequence > \(sequence) ORDER BY sequence
+            """,
+            logger: logger
+        )
+        var entries: [(Int64, String)] = []
+        for try await entry in rows.decode((Int64, String).self) { entries.append(entry) }
+        return entries
+    }
+
+    /// Deletes the log's entries logged before `millis`.
+    func trimLog(before millis: Int64) async throws {
+        try await client.query(
+            "DELETE FROM \(unescaped: logTable) WHERE logged_at < \(millis)",
             logger: logger
         ).drain()
     }

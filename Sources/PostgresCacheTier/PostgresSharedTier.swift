@@ -20,7 +20,7 @@ import Foundation
 ///
 /// ```swift
 /// let shared = try PostgresSharedTier(configuration: .init(url: "postgres://cache@db.internal/app"))
-/// let cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
+/// let cache = try TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
 /// // run `cache` in the app's ServiceGroup: it runs the tier's connections, sweeps and listener
 /// ```
 ///
@@ -70,12 +70,17 @@ public final class PostgresSharedTier: SharedCacheTier {
     /// The configuration the tier was made with.
     public let configuration: Configuration
     let client: PostgresClient
-    let sealer: RowSealer?
+    /// What seals rows now: the configuration's key, or the keys a cache handed over
+    /// (``useEncryption(_:)``).
+    private let sealing: Mutex<RowSealer?>
     /// This instance's id in NOTIFY payloads.
     let instanceID: String
     let metrics: SharedMetrics
     private let state: Mutex<State>
     private let listening = Atomic<Bool>(false)
+    /// The highest invalidation log sequence this instance has applied (nil before its listener
+    /// first connected): where a replay starts.
+    private let logCursor = Mutex<Int64?>(nil)
     private let bytesSinceEviction = Atomic<Int>(0)
 
     private struct State {
@@ -104,7 +109,7 @@ public final class PostgresSharedTier: SharedCacheTier {
         ]
         self.configuration = configuration
         self.client = PostgresClient(configuration: clientConfiguration, backgroundLogger: configuration.logger)
-        self.sealer = configuration.encryption.map(RowSealer.init(key:))
+        self.sealing = Mutex(configuration.encryption.map(RowSealer.init(key:)))
         var generator = SystemRandomNumberGenerator()
         self.instanceID = String(generator.next(), radix: 36)
         self.metrics = SharedMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
@@ -121,6 +126,12 @@ public final class PostgresSharedTier: SharedCacheTier {
     /// Counters since the tier was made.
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// What seals rows now, or nil when they are in clear.
+    var sealer: RowSealer? { sealing.withLock { $0 } }
+
+    /// Whether rows are sealed now (``Configuration/encryption``, or keys a cache handed over).
+    public var isSealed: Bool { sealer != nil }
+
     /// Whether the tier is listening for other instances' invalidations now.
     public var isListening: Bool { listening.load(ordering: .relaxed) }
 
@@ -130,12 +141,13 @@ public final class PostgresSharedTier: SharedCacheTier {
     /// the same digest, or no answer within ``Configuration/readTimeout``.
     /// - Complexity: one indexed `SELECT`.
     public func entry(for key: CacheKey) async -> CacheEntry? {
-        let digest = digest(of: key)
+        let sealer = self.sealer
+        let digests = digests(of: key, sealer: sealer)
         let now = configuration.now().millisecondsSince1970
         let row: SharedRow?
         do {
             row = try await perform(timeout: configuration.readTimeout) { [self] in
-                try await selectRow(digest: digest, now: now)
+                try await selectRow(digests: digests, now: now)
             }
         } catch {
             return nil
@@ -168,6 +180,7 @@ public final class PostgresSharedTier: SharedCacheTier {
     /// - Complexity: one `INSERT … ON CONFLICT`; now and then an eviction pass.
     public func set(_ entry: CacheEntry, for key: CacheKey) async throws {
         let expiresAt = configuration.now().addingTimeInterval(Self.seconds(configuration.timeToLive))
+        let sealer = self.sealer
         let row = try SharedRow.encode(
             entry,
             for: key,
@@ -236,11 +249,24 @@ public final class PostgresSharedTier: SharedCacheTier {
         state.withLock { $0.closed = true }
     }
 
+    /// Seals rows and invalidations with `encryption`'s keys from now on (new rows with its
+    /// current key; rows sealed with a previous key are still read), or, for nil, with
+    /// ``Configuration/encryption`` (in clear when that is nil too). A ``TieredCache`` over an
+    /// encrypted disk tier calls it with the disk tier's keys when it is made and when it reopens.
+    ///
+    /// Rows sealed with keys the tier no longer has are misses (and deleted as damaged when read),
+    /// as are rows in clear while it seals; every instance sharing the table needs the same keys.
+    public func useEncryption(_ encryption: DiskEncryption?) throws {
+        let sealer = encryption.map(RowSealer.init(encryption:)) ?? configuration.encryption.map(RowSealer.init(key:))
+        sealing.withLock { $0 = sealer }
+    }
+
     // MARK: - Plumbing
 
-    /// The row digest of `key`: its ``CacheKey`` digest, or the keyed digest when rows are sealed.
-    func digest(of key: CacheKey) -> Int64 {
-        sealer?.digest(of: Array(key.string.utf8)) ?? Int64(bitPattern: key.digest)
+    /// The row digests `key` may have: its ``CacheKey`` digest, or, when rows are sealed, its
+    /// keyed digest under the current key and then under each previous key.
+    func digests(of key: CacheKey, sealer: RowSealer?) -> [Int64] {
+        sealer?.digests(of: Array(key.string.utf8)) ?? [Int64(bitPattern: key.digest)]
     }
 
     /// Runs `body` against the database unless the tier is closed or bypassed, within `timeout`,
@@ -293,6 +319,9 @@ public final class PostgresSharedTier: SharedCacheTier {
             do {
                 try await client.withConnection { connection in
                     try await connection.listen(on: self.configuration.channel) { notifications in
+                        // Listening now: what was logged while the listener was down is replayed
+                        // before the notifications that arrive meanwhile (they wait in the sequence).
+                        try await self.replay(onInvalidation)
                         self.listening.store(true, ordering: .relaxed)
                         backoff = self.configuration.initialBackoff
                         for try await notification in notifications {
@@ -315,14 +344,66 @@ public final class PostgresSharedTier: SharedCacheTier {
         }
     }
 
-    private func receive(_ payload: String, _ onInvalidation: @Sendable (SharedInvalidation) async -> Void) async {
+    /// Applies a notification: `SEQUENCE PAYLOAD`, the log's sequence number and the message.
+    private func receive(_ notification: String, _ onInvalidation: @Sendable (SharedInvalidation) async -> Void) async {
+        let parts = notification.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, let sequence = Int64(parts[0]) else {
+            configuration.logger.debug("ignored a notification", metadata: ["payload": "\(notification.prefix(40))"])
+            return
+        }
+        await apply(String(parts[1]), sequence: sequence, onInvalidation)
+    }
+
+    private func apply(
+        _ payload: String,
+        sequence: Int64,
+        _ onInvalidation: @Sendable (SharedInvalidation) async -> Void
+    ) async {
+        logCursor.withLock { $0 = max($0 ?? sequence, sequence) }
         guard let message = InvalidationMessage(payload: payload, sealer: sealer) else {
-            configuration.logger.debug("ignored a notification", metadata: ["payload": "\(payload.prefix(40))"])
+            configuration.logger.debug("ignored an invalidation", metadata: ["payload": "\(payload.prefix(40))"])
             return
         }
         guard message.sender != instanceID else { return }
         count(\.invalidationsReceived, metrics.invalidationsReceived)
         await onInvalidation(message.invalidation)
+    }
+
+    /// How far before the cursor a replay starts: a removal whose sequence number was handed out
+    /// before another's may commit after it. Applying one twice does no harm.
+    static let replayOverlap: Int64 = 64
+
+    /// Replays the invalidation log after the last sequence applied, when the listener
+    /// (re)connects. On the first connection there is nothing to replay: it starts at the log's
+    /// end. When entries it has not applied were trimmed (it was away longer than
+    /// ``Configuration/invalidationLogRetention``) or the log is not the one it followed, it
+    /// cannot tell what it missed, and every local copy is dropped (``SharedInvalidation/all``).
+    func replay(_ onInvalidation: @Sendable (SharedInvalidation) async -> Void) async throws {
+        let bounds = try await perform(timeout: configuration.writeTimeout) { [self] in try await logBounds() }
+        let handedOut = bounds.last ?? 0
+        guard let cursor = logCursor.withLock({ $0 }) else {
+            logCursor.withLock { $0 = max($0 ?? handedOut, handedOut) }
+            return
+        }
+        let start = max(0, cursor - Self.replayOverlap)
+        let entries = try await perform(timeout: configuration.writeTimeout) { [self] in
+            try await logEntries(after: start)
+        }
+        // Entries after the cursor were handed out but the oldest kept is past them: trimmed.
+        let trimmed = handedOut > cursor && (bounds.lowest.map { $0 > cursor + 1 } ?? true)
+        if handedOut < cursor || trimmed {
+            configuration.logger.warning(
+                "shared tier: invalidations were missed beyond the log; dropping every local copy",
+                metadata: ["applied": "\(cursor)", "log": "\(bounds.lowest ?? 0)...\(handedOut)"]
+            )
+            logCursor.withLock { $0 = handedOut }
+            count(\.invalidationsReceived, metrics.invalidationsReceived)
+            await onInvalidation(.all)
+            return
+        }
+        for (sequence, payload) in entries {
+            await apply(payload, sequence: sequence, onInvalidation)
+        }
     }
 
     private func sweepLoop() async {
@@ -344,6 +425,7 @@ public final class PostgresSharedTier: SharedCacheTier {
                 let expired = try await deleteExpired(now: now)
                 count(\.expired, metrics.expired, by: expired)
                 try await evict()
+                try await trimLog(before: now - Int64(Self.seconds(configuration.invalidationLogRetention) * 1000))
             }
         } catch {
             configuration.logger.debug("shared tier sweep skipped", metadata: ["error": "\(error)"])

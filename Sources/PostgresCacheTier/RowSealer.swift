@@ -8,57 +8,90 @@ import Crypto
 /// disk tier's), and names keys by a keyed digest, so that no key, metadata or value reaches the
 /// database in clear and every instance with the same key reads every other's rows.
 ///
-/// Both derived keys come from HKDF-SHA256 with their own labels, so they are independent of the
+/// Every derived key comes from HKDF-SHA256 with its own label, so they are independent of the
 /// disk tier's record keys. Nonces are 12 random bytes per row: rows are few enough per key
 /// (well under 2^32) that random nonces stay safe.
+///
+/// During a key rotation (``DiskEncryption/previousKeys``) the current key seals and names new
+/// rows; rows and messages sealed with a previous key still open, and the previous keys' digests
+/// of a key are read and removed too.
 ///
 /// `@unchecked Sendable` without a lock: its fields are immutable values set once in `init`;
 /// swift-crypto's `SymmetricKey` is not marked Sendable, but its storage never changes after it
 /// is made.
 final class RowSealer: @unchecked Sendable {
-    private let sealKey: SymmetricKey
-    private let digestKey: SymmetricKey
-    private let invalidationKey: SymmetricKey
+    /// The keys derived from one ``EncryptionKey``.
+    private struct Keys {
+        let seal: SymmetricKey
+        let digest: SymmetricKey
+        let invalidation: SymmetricKey
 
-    init(key: EncryptionKey) {
-        let material = SymmetricKey(data: key.bytes)
-        func derive(_ label: String) -> SymmetricKey {
-            HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: material,
-                salt: Array("LayeredCache".utf8),
-                info: Array(label.utf8),
-                outputByteCount: 32
-            )
+        init(_ key: EncryptionKey) {
+            let material = SymmetricKey(data: key.bytes)
+            func derive(_ label: String) -> SymmetricKey {
+                HKDF<SHA256>.deriveKey(
+                    inputKeyMaterial: material,
+                    salt: Array("LayeredCache".utf8),
+                    info: Array(label.utf8),
+                    outputByteCount: 32
+                )
+            }
+            seal = derive("shared row seal v1")
+            digest = derive("shared row digest v1")
+            invalidation = derive("shared invalidation seal v1")
         }
-        sealKey = derive("shared row seal v1")
-        digestKey = derive("shared row digest v1")
-        invalidationKey = derive("shared invalidation seal v1")
     }
 
-    /// The row digest of a key: the first 8 bytes of HMAC-SHA256 under the digest key.
+    /// The current key's first, then the previous keys'.
+    private let keys: [Keys]
+
+    convenience init(key: EncryptionKey) {
+        self.init(encryption: DiskEncryption(key: key))
+    }
+
+    init(encryption: DiskEncryption) {
+        keys = ([encryption.key] + encryption.previousKeys).map(Keys.init)
+    }
+
+    /// The row digest of a key: the first 8 bytes of HMAC-SHA256 under the current digest key.
     func digest(of keyBytes: [UInt8]) -> Int64 {
-        let mac = HMAC<SHA256>.authenticationCode(for: keyBytes, using: digestKey)
+        Self.digest(of: keyBytes, key: keys[0].digest)
+    }
+
+    /// The row digests a key may have: the current key's first, then the previous keys'.
+    func digests(of keyBytes: [UInt8]) -> [Int64] {
+        keys.map { Self.digest(of: keyBytes, key: $0.digest) }
+    }
+
+    private static func digest(of keyBytes: [UInt8], key: SymmetricKey) -> Int64 {
+        let mac = HMAC<SHA256>.authenticationCode(for: keyBytes, using: key)
         return mac.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
     }
 
-    /// Nonce, ciphertext and tag of `payload`, authenticating `header`.
+    /// Nonce, ciphertext and tag of `payload`, authenticating `header`, under the current key.
     func seal(_ payload: [UInt8], header: [UInt8]) throws -> [UInt8] {
-        try Self.seal(payload, header: header, key: sealKey)
+        try Self.seal(payload, header: header, key: keys[0].seal)
     }
 
-    /// The payload of a seal, or nil when it does not authenticate.
+    /// The payload of a seal made with any of the keys, or nil when it does not authenticate.
     func open(_ sealed: [UInt8], header: [UInt8]) -> [UInt8]? {
-        Self.open(sealed, header: header, key: sealKey)
+        for key in keys {
+            if let opened = Self.open(sealed, header: header, key: key.seal) { return opened }
+        }
+        return nil
     }
 
     /// An invalidation's key, sealed for a NOTIFY payload.
     func sealInvalidation(_ keyBytes: [UInt8]) throws -> [UInt8] {
-        try Self.seal(keyBytes, header: [], key: invalidationKey)
+        try Self.seal(keyBytes, header: [], key: keys[0].invalidation)
     }
 
-    /// An invalidation's key, or nil when it does not authenticate.
+    /// An invalidation's key, or nil when it does not authenticate under any of the keys.
     func openInvalidation(_ sealed: [UInt8]) -> [UInt8]? {
-        Self.open(sealed, header: [], key: invalidationKey)
+        for key in keys {
+            if let opened = Self.open(sealed, header: [], key: key.invalidation) { return opened }
+        }
+        return nil
     }
 
     private static func seal(_ payload: [UInt8], header: [UInt8], key: SymmetricKey) throws -> [UInt8] {

@@ -55,6 +55,14 @@ struct CacheProxyCommand: AsyncParsableCommand {
     )
     var postgres: String?
 
+    @Option(
+        help: """
+            A file holding the key (32 bytes, or 64 hex digits; mode 0600) that seals the disk tier \
+            and the PostgreSQL rows; never give the key itself on the command line.
+            """
+    )
+    var keyFile: String?
+
     @Flag(help: "Add X-Cache: HIT, STALE, REVALIDATED, MISS or ERROR to every response.")
     var cacheStatusHeader = false
 
@@ -130,13 +138,28 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 }
                 return field
             }
+        var key: EncryptionKey?
+        if let keyFile {
+            do {
+                key = try Self.encryptionKey(file: keyFile)
+            } catch {
+                throw ValidationError("--key-file: \(error)")
+            }
+        }
         if let directory {
-            cache.disk = DiskTier.Configuration(directory: directory, logger: logger)
+            cache.disk = DiskTier.Configuration(
+                directory: directory,
+                logger: logger,
+                encryption: key.map { DiskEncryption(key: $0) }
+            )
             if let diskCapacity { cache.disk?.capacityBytes = diskCapacity }
         }
         if let postgres {
             do {
-                cache.shared = try PostgresSharedTier(configuration: .init(url: postgres, logger: logger))
+                // With a key the rows are sealed, with a disk tier or without one.
+                cache.shared = try PostgresSharedTier(
+                    configuration: .init(url: postgres, encryption: key, logger: logger)
+                )
             } catch {
                 throw ValidationError("--postgres: \(error)")
             }

@@ -24,7 +24,8 @@ import Testing
     }
 
     static func cache(over lower: GatedTier, shared: FakeSharedTier? = nil) -> TieredCache {
-        TieredCache(
+        // A plain lower tier: nothing to seal, so making the cache cannot fail.
+        try! TieredCache(
             memory: MemoryTier(configuration: .init(capacityBytes: 1 << 20, shardCount: 1)),
             lowerTiers: [lower],
             shared: shared

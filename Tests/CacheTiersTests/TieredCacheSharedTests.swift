@@ -127,13 +127,58 @@ import Testing
         }
     }
 
+    @Test func anEncryptedCacheRefusesASharedTierThatCannotSealUnlessItOptsOutByName() async throws {
+        try await withTemporaryDirectory { directory in
+            var configuration = diskConfiguration(directory)
+            configuration.encryption = DiskEncryption(key: .random())
+            let disk = try DiskTier(configuration: configuration)
+            #expect(throws: CacheError.self) {
+                try TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: FakeSharedTier())
+            }
+            let cache = try TieredCache(
+                memory: MemoryTier(),
+                lowerTiers: [disk],
+                shared: FakeSharedTier(),
+                options: .init(sharesInClear: true)
+            )
+            // Reopening with the keys does not ask the tier to seal either.
+            try await cache.close()
+            try await cache.reopen(encryption: configuration.encryption)
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aWriteQueuedBeforeABulkRemovalIsDroppedNotWrittenAfterIt(sinceDate: Bool) async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared)
+            let queue = try #require(cache.writeThrough)
+            let older = CacheEntry(value: [1], storedAt: fixedNow.addingTimeInterval(-60))
+            try await cache.set(older, for: "older")
+            try await cache.set(entry(versionedValue("recent", version: 1)), for: "recent")
+            if sinceDate {
+                try await cache.removeEntries(storedSince: fixedNow)
+            } else {
+                try await cache.removeAll()
+            }
+            try await cache.set(entry(versionedValue("after", version: 1)), for: "after")
+            queue.finish()
+            await queue.drain(into: shared)
+            // What the removal covers never lands after it; what it does not cover, and what came after, does.
+            #expect(shared.stored["recent"] == nil)
+            #expect((shared.stored["older"] != nil) == sinceDate)
+            #expect(shared.stored["after"] != nil)
+            #expect(cache.sharedWriteStatistics.dropped == (sinceDate ? 1 : 2))
+        }
+    }
+
     private func makeCache(
         _ directory: TemporaryDirectory,
         shared: FakeSharedTier,
         options: TieredCache.SharedOptions = .init()
     ) throws -> TieredCache {
         let disk = try DiskTier(configuration: diskConfiguration(directory))
-        return TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared, options: options)
+        return try TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared, options: options)
     }
 }
 

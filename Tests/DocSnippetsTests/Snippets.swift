@@ -126,7 +126,7 @@ func README_line240() async throws {
     // The same on every instance: its own memory and disk, one shared table.
     let shared = try PostgresSharedTier(configuration: .init(url: "postgres://cache@db.internal/app"))
     let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp"))
-    let cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
+    let cache = try TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
     // Run it in the app's ServiceGroup: the pool, the background writes, the invalidation listener.
     try await cache.run()
 
@@ -136,8 +136,8 @@ func README_line240() async throws {
     _ = cache
 }
 
-// docs/cache-proxy.md:44
-func docs_cache_proxy_line44() async throws {
+// docs/cache-proxy.md:46
+func docs_cache_proxy_line46() async throws {
 
     let origin = OriginTransport()
     let proxy = try CacheProxy(
@@ -337,11 +337,11 @@ func docs_shared_tier_line23() async throws {
         configuration: .init(
             url: "postgres://cache:secret@db.internal:5432/app?sslmode=require",
             capacityBytes: 4 << 30,          // the table's budget (default 1 GiB)
-            timeToLive: .seconds(6 * 3600),   // a row's lifetime (default 24 h)
-            encryption: diskKey               // the disk tier's EncryptionKey: rows are sealed
+            timeToLive: .seconds(6 * 3600)    // a row's lifetime (default 24 h)
         )
     )
-    let cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
+    // The disk tier is encrypted, so the cache hands its keys to the shared tier: rows are sealed.
+    let cache = try TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared)
     // ServiceGroup(services: [cache, ...]) or: try await cache.run()
     _ = diskKey
     _ = disk

@@ -107,6 +107,7 @@ import Testing
         #expect(throws: CacheError.self) { try PostgresURL.clientConfiguration("http://db/app") }
         #expect(throws: CacheError.self) { try PostgresURL.clientConfiguration("postgres://db/app?sslmode=maybe") }
         #expect(PostgresURL.redacted("postgres://u:pw@h/d") == "postgres://u:***@h/d")
+        #expect(throws: CacheError.self) { try PostgresURL.clientConfiguration("postgres://db/app?sslmode=allow") }
         #expect(throws: CacheError.self) {
             try PostgresSharedTier(configuration: .init(url: "postgres://h/d", table: "x;drop"))
         }

@@ -73,10 +73,13 @@ struct Instance: Sendable {
         url: String,
         table: String,
         configure: Configure = { _ in },
-        options: TieredCache.SharedOptions = .init()
+        options: TieredCache.SharedOptions = .init(),
+        encryption: DiskEncryption? = nil
     ) throws {
         directory = TemporaryDirectory("shared")
-        let disk = try DiskTier(configuration: .init(directory: directory.path, capacityBytes: 64 << 20))
+        let disk = try DiskTier(
+            configuration: .init(directory: directory.path, capacityBytes: 64 << 20, encryption: encryption)
+        )
         // Generous timeouts: the whole test run shares two cores, and a timeout would bypass the tier.
         var configuration = PostgresSharedTier.Configuration(
             url: url,
@@ -88,7 +91,7 @@ struct Instance: Sendable {
         )
         configure(&configuration)
         shared = try PostgresSharedTier(configuration: configuration)
-        cache = TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared, options: options)
+        cache = try TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared, options: options)
     }
 
     /// A request: the cache's answer, or the origin's (counted) stored through the cache.
@@ -114,6 +117,12 @@ func withInstances(
 ) async throws {
     let url = try TestDatabase.requireURL()
     let instances = try (0..<count).map { _ in try Instance(url: url, table: table, configure: configure) }
+    try await withRunning(instances, body)
+}
+
+/// Runs `body` with `instances`, each running (pool, listener, writers) until `body` returns;
+/// removes their directories and closes them after.
+func withRunning(_ instances: [Instance], _ body: ([Instance]) async throws -> Void) async throws {
     defer { for instance in instances { instance.directory.remove() } }
     try await withThrowingTaskGroup(of: Void.self) { group in
         for instance in instances {

@@ -46,6 +46,29 @@ public protocol SharedCacheTier: Sendable {
     func run(onInvalidation: @escaping @Sendable (SharedInvalidation) async -> Void) async throws
     /// Stops the tier: later reads miss and writes are dropped.
     func close() async throws
+    /// Seals what the tier stores and publishes from now on with `encryption`'s keys (new rows
+    /// with ``DiskEncryption/key``; rows sealed with one of ``DiskEncryption/previousKeys`` stay
+    /// readable), or, for nil, goes back to the tier's own setting. ``TieredCache`` calls it with
+    /// its disk tier's keys when it is made and on ``TieredCache/reopen(encryption:)``, unless
+    /// ``TieredCache/SharedOptions/sharesInClear`` is set. Every instance sharing the tier must
+    /// give it the same keys.
+    /// - Throws: when the tier cannot seal; the default implementation, for tiers that cannot,
+    ///   throws ``CacheError/Code/invalidArgument`` for any key and accepts nil.
+    func useEncryption(_ encryption: DiskEncryption?) throws
+}
+
+extension SharedCacheTier {
+    /// A tier that cannot seal: refuses every key (``CacheError/Code/invalidArgument``) and
+    /// accepts nil.
+    public func useEncryption(_ encryption: DiskEncryption?) throws {
+        guard encryption == nil else {
+            throw CacheError(
+                code: .invalidArgument,
+                message: "the shared tier cannot seal its entries: an encrypted cache would store them in clear "
+                    + "(set SharedOptions.sharesInClear to accept that)"
+            )
+        }
+    }
 }
 
 /// What another instance removed, as a shared tier delivers it.

@@ -9,7 +9,8 @@ extension TieredCache {
     ///
     /// From the moment it is called, reads find nothing and writes and removals throw
     /// ``CacheError/Code/closed``, until ``reopen(encryption:)``. Closing a closed cache does
-    /// nothing.
+    /// nothing. What other instances invalidate while it is closed is kept (up to 10,000
+    /// invalidations; past that, everything is dropped on reopen) and applied when it reopens.
     ///
     /// The shared tier, when there is one, stays connected (it holds no plaintext: with
     /// encryption its rows are sealed), but a closed cache neither reads from it nor writes to it;
@@ -32,10 +33,16 @@ extension TieredCache {
 
     /// Opens a closed cache again: every lower tier reopens (the disk tier with `encryption`, the
     /// same keys or new ones), and the memory tier starts empty.
+    ///
+    /// The shared tier, when there is one, seals with `encryption` from now on (see
+    /// ``SharedCacheTier/useEncryption(_:)``; nil gives it back its own setting), unless
+    /// ``SharedOptions/sharesInClear`` is set. A cache that a ``reset()`` detached from its
+    /// shared tier tries the wipe again and stays detached while it fails.
     /// - Parameter encryption: the disk tier's keys, or nil for a plain directory.
     /// - Throws: ``CacheError/Code/invalidArgument`` when the cache is open (opening twice is an
-    ///   error) or another close, reopen or reset is under way; a lower tier's error (for example
-    ///   ``CacheError/Code/wrongKey``): the cache then stays closed, its directory as it was.
+    ///   error) or another close, reopen or reset is under way, or when the shared tier cannot
+    ///   seal with `encryption`; a lower tier's error (for example ``CacheError/Code/wrongKey``):
+    ///   the cache then stays closed, its directory as it was.
     public func reopen(encryption: DiskEncryption?) async throws {
         _ = try lifecycle.begin(from: .closed, allowingIdle: nil, "reopen")
         var opened: [any CacheTier] = []
@@ -45,25 +52,63 @@ extension TieredCache {
                 try await tier.reopen(encryption: encryption)
                 opened.append(tier)
             }
+            if let shared, !sharedOptions.sharesInClear {
+                try shared.useEncryption(encryption)
+            }
         } catch {
             for tier in opened { try? await tier.close() }
             lifecycle.end(.closed)
             throw error
         }
-        lifecycle.end(.open)
+        if lifecycle.isSharedDetached {
+            try? await wipeShared()
+        }
+        // What other instances invalidated while the cache was closed, before it opens; an
+        // invalidation that arrives meanwhile is either kept and taken here or sees it open.
+        var tags: [String] = []
+        while let missed = lifecycle.takeMissedOrOpen() {
+            for invalidation in missed {
+                if let tag = invalidation.tag { tags.append(tag) } else { await applyHere(invalidation) }
+            }
+        }
+        // A tag's entries only the layer above knows, and it needs the cache open.
+        if let onTag = lifecycle.tagHandler {
+            for tag in tags { await onTag(tag) }
+        }
     }
 
-    /// Wipes a closed cache: the memory tier and every lower tier's stored data (the disk tier's
-    /// directory is removed; ``reopen(encryption:)`` then starts an empty one, with any key).
+    /// Wipes a closed cache: the memory tier, every lower tier's stored data (the disk tier's
+    /// directory is removed; ``reopen(encryption:)`` then starts an empty one, with any key) and
+    /// the shared tier's rows.
+    ///
+    /// The shared tier is shared: its wipe empties it for every instance of the app (as
+    /// ``removeAll()`` does), so that nothing reset comes back through it. When it cannot be
+    /// reached, the cache is detached from it instead: it neither reads nor writes the shared tier
+    /// (it still drops what other instances invalidate) until a later ``reopen(encryption:)`` or
+    /// reset wipes it.
     /// - Throws: ``CacheError/Code/invalidArgument`` when the cache is open or another close,
-    ///   reopen or reset is under way; a lower tier's error.
+    ///   reopen or reset is under way; the first error of a lower tier or of the shared tier's
+    ///   wipe (every tier is wiped or detached all the same).
     public func reset() async throws {
         _ = try lifecycle.begin(from: .closed, allowingIdle: nil, "reset")
         defer { lifecycle.end(.closed) }
         memory.removeAll()
+        lifecycle.forgetMissed()  // nothing is left to invalidate
+        var firstError: (any Error)?
         for tier in lowerTiers {
-            try await tier.reset()
+            do { try await tier.reset() } catch { firstError = firstError ?? error }
         }
+        do { try await wipeShared() } catch { firstError = firstError ?? error }
+        if let firstError { throw firstError }
+    }
+
+    /// Detaches the cache from its shared tier, empties the tier and attaches it again; stays
+    /// detached when the tier could not be emptied.
+    private func wipeShared() async throws {
+        guard shared != nil else { return }
+        lifecycle.detachShared(true)
+        try await removeShared(storedSince: nil)
+        lifecycle.detachShared(false)
     }
 
     /// Whether a tiered cache is open, and the one transition under way at a time.
@@ -73,6 +118,61 @@ extension TieredCache {
         }
 
         private let phase = Atomic<UInt8>(Phase.open.rawValue)
+        private let sharedDetached = Atomic<Bool>(false)
+        /// Invalidations from other instances that arrived while the cache was not open.
+        private let missed = Mutex<[SharedInvalidation]>([])
+        private let tagHandlerBox = Mutex<(@Sendable (String) async -> Void)?>(nil)
+        /// The most invalidations kept while closed; past it they become one `.all`.
+        static let missedLimit = 10_000
+
+        /// The handler of other instances' tag invalidations that ``TieredCache/run(onTagInvalidation:)``
+        /// was given.
+        var tagHandler: (@Sendable (String) async -> Void)? { tagHandlerBox.withLock { $0 } }
+
+        func setTagHandler(_ handler: (@Sendable (String) async -> Void)?) {
+            tagHandlerBox.withLock { $0 = handler }
+        }
+
+        /// Keeps `invalidation` for the reopen when the cache is not open.
+        /// - Returns: false when the cache is open (apply it now).
+        func keepIfNotOpen(_ invalidation: SharedInvalidation) -> Bool {
+            missed.withLock { missed in
+                guard !isOpen else { return false }
+                if missed.first?.isAll == true { return true }
+                if invalidation.isAll || missed.count >= Self.missedLimit {
+                    missed = [.all]
+                } else {
+                    missed.append(invalidation)
+                }
+                return true
+            }
+        }
+
+        /// The invalidations kept while the cache was not open, or, when there are none, nil
+        /// after opening the cache (under the same lock as ``keepIfNotOpen(_:)``).
+        func takeMissedOrOpen() -> [SharedInvalidation]? {
+            missed.withLock { missed in
+                guard !missed.isEmpty else {
+                    end(.open)
+                    return nil
+                }
+                defer { missed = [] }
+                return missed
+            }
+        }
+
+        /// Drops the invalidations kept (a reset leaves nothing to invalidate).
+        func forgetMissed() {
+            missed.withLock { $0 = [] }
+        }
+
+        /// Whether a ``TieredCache/reset()`` that could not wipe the shared tier detached the cache
+        /// from it.
+        var isSharedDetached: Bool { sharedDetached.load(ordering: .acquiring) }
+
+        func detachShared(_ detached: Bool) {
+            sharedDetached.store(detached, ordering: .releasing)
+        }
 
         /// Whether the cache is open (one atomic load: the hot path pays nothing more).
         var isOpen: Bool { phase.load(ordering: .acquiring) == Phase.open.rawValue }

@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension TieredCache {
     /// How a ``TieredCache`` uses its shared tier. Every property has a documented default.
     public struct SharedOptions: Sendable {
@@ -13,13 +19,25 @@ extension TieredCache {
         /// How many writes to the shared tier run at once (a key always goes through the same
         /// writer, in order). Default 4.
         public var writers: Int
+        /// The opt-out from sealing. When false (the default), an encrypted cache (its disk tier
+        /// has keys) hands its keys to the shared tier (``SharedCacheTier/useEncryption(_:)``)
+        /// when it is made and on every ``TieredCache/reopen(encryption:)``, and making or
+        /// reopening it fails when the shared tier cannot seal. When true, the shared tier keeps
+        /// its own setting: an encrypted cache may then share keys, headers and bodies in clear.
+        public var sharesInClear: Bool
 
         /// Creates options; every parameter has the default documented on its property.
-        public init(sharesAllowedEntries: Bool = true, maximumPendingBytes: Int = 16 << 20, writers: Int = 4) {
+        public init(
+            sharesAllowedEntries: Bool = true,
+            maximumPendingBytes: Int = 16 << 20,
+            writers: Int = 4,
+            sharesInClear: Bool = false
+        ) {
             precondition(writers >= 1, "writers must be at least 1")
             self.sharesAllowedEntries = sharesAllowedEntries
             self.maximumPendingBytes = maximumPendingBytes
             self.writers = writers
+            self.sharesInClear = sharesInClear
         }
     }
 
@@ -50,7 +68,7 @@ extension TieredCache {
         attaches: Bool,
         attach: (CacheEntry) -> (any CacheAttachment)?
     ) async -> CacheEntry? {
-        guard let shared else { return nil }
+        guard let shared, !lifecycle.isSharedDetached else { return nil }
         // A removal queued for the shared tier and not yet written: its copy there is gone.
         // Asked before the read, so that the removal cannot land between the two.
         if writeThrough?.hasPendingRemoval(key) == true { return nil }
@@ -80,11 +98,25 @@ extension TieredCache {
     /// key's older value there (without a broadcast: other instances keep theirs, as after any
     /// write).
     func writeThrough(_ entry: CacheEntry, for key: CacheKey, policy: StoragePolicy) {
-        guard let writeThrough else { return }
+        guard let writeThrough, !lifecycle.isSharedDetached else { return }
         if policy.allowsDisk && sharedOptions.sharesAllowedEntries {
             writeThrough.enqueueSet(entry, for: key)
         } else {
             writeThrough.enqueueRemove(key, broadcast: false)
+        }
+    }
+
+    /// Removes every entry (nil), or those stored at or after `date`, from the shared tier for
+    /// every instance, after the writes queued before it that it covers are dropped and those
+    /// being written have landed. Nothing without a shared tier.
+    /// - Throws: the shared tier's error.
+    func removeShared(storedSince date: Date?) async throws {
+        guard let shared else { return }
+        await writeThrough?.cutOff(storedSince: date)
+        if let date {
+            try await shared.removeEntries(storedSince: date)
+        } else {
+            try await shared.removeAll()
         }
     }
 
@@ -99,11 +131,23 @@ extension TieredCache {
     }
 
     /// Drops this instance's copies of what another instance removed; a tag goes to `onTag`.
+    /// While the cache is closed (its disk tier cannot drop anything), the invalidation is kept
+    /// and applied when ``reopen(encryption:)`` opens it again.
     func apply(_ invalidation: SharedInvalidation, onTag: (@Sendable (String) async -> Void)?) async {
-        // A tier that fails to drop its copy has its own log; the invalidation goes on to the rest.
+        guard !lifecycle.keepIfNotOpen(invalidation) else { return }
         if let tag = invalidation.tag {
             await onTag?(tag)
-        } else if let key = invalidation.key {
+        } else {
+            await applyHere(invalidation)
+        }
+        // Closed while it was applied: applied again on reopen.
+        if !lifecycle.isOpen { _ = lifecycle.keepIfNotOpen(invalidation) }
+    }
+
+    /// Drops the copies an invalidation other than a tag's names from memory and every lower tier.
+    func applyHere(_ invalidation: SharedInvalidation) async {
+        // A tier that fails to drop its copy has its own log; the invalidation goes on to the rest.
+        if let key = invalidation.key {
             await removals.removal(of: key) {
                 memory.remove(key)
                 for tier in lowerTiers { _ = try? await tier.remove(key) }
@@ -128,6 +172,7 @@ extension TieredCache {
         writeThrough: WriteThroughQueue,
         onTag: (@Sendable (String) async -> Void)?
     ) async throws {
+        lifecycle.setTagHandler(onTag)
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let disk {
                 group.addTask { try await disk.run() }

@@ -74,7 +74,7 @@ public struct TieredCache: Sendable, Service {
 
     /// Creates a cache of a memory tier over the given lower tiers, asked in order.
     public init(memory: MemoryTier, lowerTiers: [any CacheTier]) {
-        self.init(memory: memory, lowerTiers: lowerTiers, shared: nil)
+        self.init(memory: memory, lowerTiers: lowerTiers, unsealedShared: nil, options: .init())
     }
 
     /// Creates a cache of a memory tier over the given lower tiers and a tier shared with other
@@ -89,11 +89,26 @@ public struct TieredCache: Sendable, Service {
     ///   - lowerTiers: the tiers below memory (the disk tier first), asked in order.
     ///   - shared: the shared tier, or nil.
     ///   - options: how the shared tier is used.
+    /// - Throws: ``CacheError/Code/invalidArgument`` when the disk tier is encrypted and the shared
+    ///   tier cannot seal with its keys (see ``SharedOptions/sharesInClear``).
     public init(
         memory: MemoryTier,
         lowerTiers: [any CacheTier],
         shared: (any SharedCacheTier)?,
         options: SharedOptions = .init()
+    ) throws {
+        self.init(memory: memory, lowerTiers: lowerTiers, unsealedShared: shared, options: options)
+        // Encryption follows the cache: the shared tier seals with the disk tier's keys.
+        if let shared, !options.sharesInClear, let encryption = disk?.configuration.encryption {
+            try shared.useEncryption(encryption)
+        }
+    }
+
+    private init(
+        memory: MemoryTier,
+        lowerTiers: [any CacheTier],
+        unsealedShared shared: (any SharedCacheTier)?,
+        options: SharedOptions
     ) {
         self.memory = memory
         self.disk = lowerTiers.first as? DiskTier
@@ -312,30 +327,41 @@ public struct TieredCache: Sendable, Service {
     }
 
     /// Removes every entry from every tier; final as ``remove(_:)`` is.
-    /// - Throws: ``CacheError/Code/closed`` when the cache is closed; a lower tier's error.
+    ///
+    /// The shared tier is emptied for every instance sharing it, after the writes queued for it
+    /// before this call are dropped and those being written have landed, so that none of them
+    /// lands after the wipe.
+    /// - Throws: ``CacheError/Code/closed`` when the cache is closed; the first error of a lower
+    ///   tier or of the shared tier (unreachable: its rows are then still there, and other
+    ///   instances keep theirs); every tier is asked all the same.
     public func removeAll() async throws {
         try lifecycle.checkOpen()
         try await removals.removal(of: nil) {
             memory.removeAll()
-            // Not yet reported when the shared tier is down (issue 30, item 3): the local tiers go on.
-            try? await shared?.removeAll()
+            var firstError: (any Error)?
             for tier in lowerTiers {
-                try await tier.removeAll()
+                do { try await tier.removeAll() } catch { firstError = firstError ?? error }
             }
+            do { try await removeShared(storedSince: nil) } catch { firstError = firstError ?? error }
+            if let firstError { throw firstError }
         }
     }
 
     /// Removes the entries stored at or after `date` from every tier; final as ``remove(_:)`` is.
-    /// - Throws: ``CacheError/Code/closed`` when the cache is closed; a lower tier's error.
+    /// The shared tier's removal is ordered against the writes queued for it, as in
+    /// ``removeAll()``.
+    /// - Throws: ``CacheError/Code/closed`` when the cache is closed; the first error of a lower
+    ///   tier or of the shared tier; every tier is asked all the same.
     public func removeEntries(storedSince date: Date) async throws {
         try lifecycle.checkOpen()
         try await removals.removal(of: nil) {
             memory.removeEntries(storedSince: date)
-            // Not yet reported when the shared tier is down (issue 30, item 3): the local tiers go on.
-            try? await shared?.removeEntries(storedSince: date)
+            var firstError: (any Error)?
             for tier in lowerTiers {
-                _ = try await tier.removeEntries(storedSince: date)
+                do { _ = try await tier.removeEntries(storedSince: date) } catch { firstError = firstError ?? error }
             }
+            do { try await removeShared(storedSince: date) } catch { firstError = firstError ?? error }
+            if let firstError { throw firstError }
         }
     }
 

@@ -2,6 +2,12 @@
 
 import Synchronization
 
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
+package import Foundation
+#endif
+
 /// The bounded queue through which ``TieredCache`` writes to its shared tier: a caller enqueues
 /// and returns at once; ``TieredCache/run()`` drains it.
 ///
@@ -10,6 +16,10 @@ import Synchronization
 /// by an older write). Writes are bounded by the bytes waiting; past the bound a write is dropped
 /// and counted. Removals are not counted against the bytes (they are small) but a lane holds at
 /// most ``laneCapacity`` items: a removal past it is dropped and counted too.
+///
+/// A bulk removal (``cutOff(storedSince:)``) is ordered against the writes: those queued before
+/// it that it covers are dropped, and it waits for those already being written, so that no write
+/// queued before a wipe lands after it.
 package final class WriteThroughQueue: Sendable {
     /// One operation for the shared tier.
     package enum Operation: Sendable {
@@ -21,6 +31,34 @@ package final class WriteThroughQueue: Sendable {
         let key: CacheKey
         let operation: Operation
         let bytes: Int
+        /// The bulk removals begun before it was queued.
+        var epoch: UInt64 = 0
+    }
+
+    /// The bulk removals and the writes they wait for.
+    private struct Cutoffs {
+        /// Writes queued in an epoch below this are dropped: a removal of everything began since.
+        var all: UInt64 = 0
+        /// Writes queued in an epoch below `since.epoch` of entries stored at or after
+        /// `since.date` are dropped. One cutoff stands for all of them (the latest epoch, the
+        /// earliest date): it may drop a write more than needed, which a cache may always do.
+        var since: (epoch: UInt64, date: Date)?
+        /// Writes being written, by the epoch they were queued in.
+        var inFlight: [UInt64: Int] = [:]
+        /// Bulk removals waiting for the writes queued before their epoch to be written.
+        var waiting: [(epoch: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Whether a write of `entry` queued in `epoch` is covered by a bulk removal begun since.
+        func drops(_ entry: CacheEntry, queuedIn epoch: UInt64) -> Bool {
+            if epoch < all { return true }
+            if let since, epoch < since.epoch, entry.storedAt >= since.date { return true }
+            return false
+        }
+
+        /// Whether no write queued before `epoch` is being written.
+        func isClear(before epoch: UInt64) -> Bool {
+            !inFlight.keys.contains { $0 < epoch }
+        }
     }
 
     package let maximumPendingBytes: Int
@@ -32,6 +70,9 @@ package final class WriteThroughQueue: Sendable {
     /// such a key is gone as far as readers go.
     private let pendingRemovals = Mutex<[CacheKey: Int]>([:])
     private let counters = Mutex(TieredCache.SharedWriteStatistics())
+    /// Bulk removals begun; every item carries the count when it was queued.
+    private let epoch = Atomic<UInt64>(0)
+    private let cutoffs = Mutex(Cutoffs())
 
     package init(lanes laneCount: Int, maximumPendingBytes: Int, laneCapacity: Int = 4096) {
         precondition(laneCount >= 1, "a write-through queue needs at least one lane")
@@ -66,7 +107,7 @@ package final class WriteThroughQueue: Sendable {
             counters.withLock { $0.dropped += 1 }
             return false
         }
-        return yield(Item(key: key, operation: .set(entry), bytes: bytes))
+        return yield(Item(key: key, operation: .set(entry), bytes: bytes, epoch: epoch.load(ordering: .acquiring)))
     }
 
     /// Queues a removal of `key`.
@@ -131,7 +172,13 @@ package final class WriteThroughQueue: Sendable {
         if item.bytes > 0 { pendingBytes.wrappingSubtract(item.bytes, ordering: .relaxed) }
         do {
             switch item.operation {
-            case .set(let entry): try await tier.set(entry, for: item.key)
+            case .set(let entry):
+                guard begin(entry, queuedIn: item.epoch) else {
+                    counters.withLock { $0.dropped += 1 }
+                    return
+                }
+                defer { end(queuedIn: item.epoch) }
+                try await tier.set(entry, for: item.key)
             case .remove(let broadcast): try await tier.remove(item.key, broadcast: broadcast)
             }
             counters.withLock { $0.written += 1 }
@@ -139,6 +186,54 @@ package final class WriteThroughQueue: Sendable {
             counters.withLock { $0.failed += 1 }
         }
         if case .remove = item.operation { removalDone(item.key) }
+    }
+
+    /// Registers a write as being written, unless a bulk removal begun since it was queued covers
+    /// it (checked under the lock the removal takes, so one of the two sees the other).
+    private func begin(_ entry: CacheEntry, queuedIn epoch: UInt64) -> Bool {
+        cutoffs.withLock { cutoffs in
+            guard !cutoffs.drops(entry, queuedIn: epoch) else { return false }
+            cutoffs.inFlight[epoch, default: 0] += 1
+            return true
+        }
+    }
+
+    /// Ends a write; the bulk removals that waited for it go on.
+    private func end(queuedIn epoch: UInt64) {
+        let ready = cutoffs.withLock { cutoffs in
+            if let count = cutoffs.inFlight[epoch], count > 1 {
+                cutoffs.inFlight[epoch] = count - 1
+            } else {
+                cutoffs.inFlight[epoch] = nil
+            }
+            let now = cutoffs
+            cutoffs.waiting = now.waiting.filter { !now.isClear(before: $0.epoch) }
+            return now.waiting.filter { now.isClear(before: $0.epoch) }
+        }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    /// Begins a bulk removal in the shared tier: the writes queued until now of entries stored at
+    /// or after `date` (every write, for nil) are dropped, and this returns once the writes being
+    /// written are done, so that the removal that follows is the last word on what it covers.
+    package func cutOff(storedSince date: Date?) async {
+        let cutoff = epoch.add(1, ordering: .acquiringAndReleasing).newValue
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let proceed = cutoffs.withLock { cutoffs in
+                if let date {
+                    let earliest = min(date, cutoffs.since?.date ?? date)
+                    cutoffs.since = (max(cutoff, cutoffs.since?.epoch ?? 0), earliest)
+                } else {
+                    cutoffs.all = max(cutoffs.all, cutoff)
+                }
+                guard cutoffs.isClear(before: cutoff) else {
+                    cutoffs.waiting.append((cutoff, continuation))
+                    return false
+                }
+                return true
+            }
+            if proceed { continuation.resume() }
+        }
     }
 
     /// Ends the queue: the writers finish what is queued and stop; later operations are dropped.

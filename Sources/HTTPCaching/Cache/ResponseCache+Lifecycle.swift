@@ -23,7 +23,8 @@ extension ResponseCache {
     }
 
     /// Opens a closed cache again with `encryption`: the disk tier's keys (the same key, or a new
-    /// one after ``reset()``), or nil for a plain directory.
+    /// one after ``reset()``), or nil for a plain directory. The shared tier, when there is one,
+    /// seals with the same keys from now on (see `TieredCache.reopen(encryption:)`).
     /// - Throws: ``HTTPCachingError/Code/invalidArgument`` when the cache is open (opening twice is
     ///   an error) or another close, reopen or reset is under way;
     ///   ``HTTPCachingError/Code/wrongKey`` when no given key opens the directory,
@@ -41,11 +42,13 @@ extension ResponseCache {
         try await reopen(encryption: tiers.disk?.configuration.encryption ?? configuration.disk?.encryption)
     }
 
-    /// Wipes a closed cache: memory and the disk tier's directory. ``reopen(encryption:)`` then
-    /// starts empty, with any key: the way to start again after a lost key or a sign-out.
+    /// Wipes a closed cache: memory, the disk tier's directory and the shared tier's rows (for
+    /// every instance sharing them; a cache that cannot reach the shared tier is detached from it
+    /// instead, see `TieredCache.reset()`). ``reopen(encryption:)`` then starts empty, with any
+    /// key: the way to start again after a lost key or a sign-out.
     /// - Throws: ``HTTPCachingError/Code/invalidArgument`` when the cache is open (close it first)
     ///   or another close, reopen or reset is under way; ``HTTPCachingError/Code/storage`` with the
-    ///   disk tier's error.
+    ///   disk tier's error or the shared tier's (every tier is wiped or detached all the same).
     public func reset() async throws(HTTPCachingError) {
         try await Self.lifecycle("resetting the cache") { try await tiers.reset() }
         tagRegistry.forgetAll()

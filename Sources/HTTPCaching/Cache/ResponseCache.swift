@@ -78,7 +78,8 @@ public struct ResponseCache: Sendable, Service {
         public var disk: DiskTier.Configuration?
         /// A tier shared with the app's other instances (a `PostgresSharedTier`, from the
         /// PostgresCacheTier module), read after the disk tier and written in the background; nil
-        /// for none. Defaults to nil. See docs/shared-tier.md.
+        /// for none. Defaults to nil. With an encrypted disk tier it seals with the disk tier's
+        /// keys (see `TieredCache.SharedOptions.sharesInClear`). See docs/shared-tier.md.
         public var shared: (any SharedCacheTier)?
         /// How the shared tier is used (whether `.allowed` responses reach it, the write queue's
         /// bound). Defaults to `TieredCache.SharedOptions()`.
@@ -156,7 +157,9 @@ public struct ResponseCache: Sendable, Service {
     ///   ``HTTPCachingError/Code/encryptionMismatch`` for an encrypted directory without a key or
     ///   a plain one with a key; ``HTTPCachingError/Code/storage`` when the disk tier cannot be
     ///   opened otherwise, with the tier's `CacheError` as ``HTTPCachingError/underlying`` (for
-    ///   example `directoryLocked`, or `invalidArgument` for an invalid disk configuration).
+    ///   example `directoryLocked`, or `invalidArgument` for an invalid disk configuration);
+    ///   ``HTTPCachingError/Code/invalidArgument`` when the disk tier is encrypted and the shared
+    ///   tier cannot seal with its keys (see `TieredCache.SharedOptions.sharesInClear`).
     public init(configuration: Configuration = .init()) throws(HTTPCachingError) {
         try configuration.validate()
         let memory = MemoryTier(configuration: configuration.memory)
@@ -179,12 +182,21 @@ public struct ResponseCache: Sendable, Service {
                 )
             }
         }
-        let tiers = TieredCache(
-            memory: memory,
-            lowerTiers: disk.map { [$0] } ?? [],
-            shared: configuration.shared,
-            options: configuration.sharedOptions
-        )
+        let tiers: TieredCache
+        do {
+            tiers = try TieredCache(
+                memory: memory,
+                lowerTiers: disk.map { [$0] } ?? [],
+                shared: configuration.shared,
+                options: configuration.sharedOptions
+            )
+        } catch {
+            throw HTTPCachingError(
+                code: .invalidArgument,
+                message: "the shared tier cannot seal with the disk tier's keys",
+                underlying: error
+            )
+        }
         self.init(configuration: configuration, tiers: tiers)
     }
 

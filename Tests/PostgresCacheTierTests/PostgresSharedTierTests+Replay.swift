@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if PostgreSQL
+import CacheTestSupport
+import CacheTiers
+import Foundation
+import PostgresNIO
+import Testing
+
+@testable import PostgresCacheTier
+
+/// Durable invalidation (issue 30, item 4): every removal is a row of the invalidation log, and an
+/// instance replays what it missed while its listener was down (a killed connection, a crashed
+/// server) or while it was closed. In the serialized suite: one test crashes the server.
+extension PostgresSharedTierTests {
+    /// Listeners that wait long before they reconnect, so that a removal lands while they are down.
+    static func slowReconnect(_ configuration: inout PostgresSharedTier.Configuration) {
+        configuration.initialBackoff = .seconds(3)
+        configuration.maximumBackoff = .seconds(5)
+    }
+
+    @Test(arguments: [false, true])
+    func aRemovalMadeWhileTheListenerIsDownIsReplayedWhenItReconnects(crashServer: Bool) async throws {
+        if crashServer { try #require(TestDatabase.control != nil, "LAYEREDCACHE_POSTGRES_CONTROL is not set") }
+        try await withInstances(2, configure: Self.slowReconnect) { instances in
+            let (a, b) = (instances[0], instances[1])
+            try await waitUntil { a.shared.isListening && b.shared.isListening }
+            let origin = Counter()
+            let key: CacheKey = "GET https://example.com/replayed"
+            let value = try await a.fetch(key, origin: origin)
+            try await waitUntil { a.cache.sharedWriteStatistics.written == 1 }
+            #expect(try await b.fetch(key, origin: origin) == value)
+            if crashServer {
+                try await TestDatabase.server("stop")
+                try await TestDatabase.server("start")
+                // The writer reaches the server again (its backoff over) before it removes.
+                try await waitUntil { await a.shared.sharedUsage != nil }
+            }
+            // Whether or not they reconnected since, the listeners are cut now.
+            try await Self.terminateListeners(of: a.shared)
+            try await waitUntil { !b.shared.isListening }
+            try await a.cache.remove(key)
+            try await waitUntil { a.cache.sharedWriteStatistics.written == 2 }
+            // b hears nothing live; it replays the log when it reconnects.
+            try await waitUntil {
+                guard b.cache.memory.entry(for: key) == nil else { return false }
+                return await b.cache.disk?.entry(for: key) == nil
+            }
+            #expect(b.shared.isListening)
+            #expect(await a.cache.entry(for: key) == nil)
+            #expect(await b.cache.entry(for: key) == nil)
+        }
+    }
+
+    @Test func aRemovalMadeWhileACacheIsClosedIsAppliedWhenItReopens() async throws {
+        try await withInstances(2) { instances in
+            let (a, b) = (instances[0], instances[1])
+            try await waitUntil { a.shared.isListening && b.shared.isListening }
+            let origin = Counter()
+            let key: CacheKey = "GET https://example.com/closed"
+            let value = try await a.fetch(key, origin: origin)
+            try await waitUntil { a.cache.sharedWriteStatistics.written == 1 }
+            #expect(try await b.fetch(key, origin: origin) == value)
+            try await b.cache.close()
+            try await a.cache.remove(key)
+            try await waitUntil { b.shared.statistics.invalidationsReceived == 1 }
+            try await b.cache.reopen(encryption: nil)
+            #expect(await b.cache.disk?.entry(for: key) == nil)
+            #expect(await b.cache.entry(for: key) == nil)
+        }
+    }
+
+    @Test func anInstanceAwayLongerThanTheLogKeepsDropsWhatItCannotVerify() async throws {
+        // The sweep trims every entry at once.
+        let noRetention: Configure = {
+            Self.slowReconnect(&$0)
+            $0.invalidationLogRetention = .seconds(-60)
+        }
+        try await withInstances(2, configure: noRetention) { instances in
+            let (a, b) = (instances[0], instances[1])
+            try await waitUntil { a.shared.isListening && b.shared.isListening }
+            let origin = Counter()
+            let (removed, kept): (CacheKey, CacheKey) = (
+                "GET https://example.com/removed", "GET https://example.com/kept"
+            )
+            for key in [removed, kept] { _ = try await a.fetch(key, origin: origin) }
+            try await waitUntil { a.cache.sharedWriteStatistics.written == 2 }
+            for key in [removed, kept] { _ = try await b.fetch(key, origin: origin) }
+            try await Self.terminateListeners(of: a.shared)
+            try await waitUntil { !b.shared.isListening }
+            try await a.cache.remove(removed)
+            try await waitUntil { a.cache.sharedWriteStatistics.written == 3 }
+            await a.shared.sweep()  // the removal's entry is trimmed before b comes back
+            // b cannot tell what it missed: it drops every local copy.
+            try await waitUntil {
+                guard b.cache.memory.entry(for: kept) == nil else { return false }
+                return await b.cache.disk?.entry(for: removed) == nil
+            }
+        }
+    }
+
+    /// Ends every connection listening on the tier's channel (as a network cut would).
+    static func terminateListeners(of tier: PostgresSharedTier) async throws {
+        let channel = tier.configuration.channel
+        try await waitUntil {
+            let rows = try? await tier.client.query(
+                """
+                SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                WHERE query LIKE 'LISTEN%' AND query LIKE '%' || \(channel) || '%' AND pid <> pg_backend_pid()
+                """
+            ).collect()
+            return rows != nil
+        }
+    }
+}
+#endif
