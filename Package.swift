@@ -328,6 +328,39 @@ for target in package.targets where target.name == "Benchmarks" {
     ]
 }
 
+// The libFuzzer targets (docs/fuzzing.md), only when `make fuzz` asks for them with
+// LAYEREDCACHE_FUZZ=1: a build or test without it neither sees nor builds them. Then the package's
+// own modules are compiled with coverage for libFuzzer and with AddressSanitizer, optimized (-O:
+// bounds and overflow checks stay), while the dependencies are built as `make test` builds them,
+// so that a fuzz build over `make test`'s build folder recompiles only this package's modules.
+if Context.environment["LAYEREDCACHE_FUZZ"] == "1" {
+    package.targets.append(contentsOf: [
+        // libFuzzer's driver, declared for Swift: the fuzz executable's main calls it.
+        .target(name: "CFuzzDriver", path: "Fuzz/Sources/CFuzzDriver"),
+        .executableTarget(
+            name: "LayeredCacheFuzz",
+            dependencies: [
+                "CFuzzDriver", "CacheTiers", "HTTPCaching", "CachingClient", "CacheProxyCore", "PostgresCacheTier",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Fuzz/Sources/LayeredCacheFuzz",
+            linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])]
+        ),
+    ])
+    let instrumented: Set<String> = [
+        "CacheTiers", "HTTPCaching", "CachingClient", "CacheProxyCore", "PostgresCacheTier", "LayeredCacheFuzz",
+    ]
+    for target in package.targets where instrumented.contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address", "-O"])]
+    }
+}
+
 // One place for the upcoming features every Swift target builds with.
 for target in package.targets where [.regular, .executable, .test].contains(target.type) && target.name != "CCRC32C" {
     var settings = target.swiftSettings ?? []
@@ -351,6 +384,7 @@ let traitOfTarget: [String: String] = [
     "CacheProxyCore": "Proxy", "cache-proxy": "Proxy", "CacheProxyTests": "Proxy",
     "PostgresCacheTier": "PostgreSQL", "PostgresCacheTierTests": "PostgreSQL",
     "cache-tool": "Tools", "Benchmarks": "Tools", "DocSnippetsTests": "Tools",
+    "LayeredCacheFuzz": "Proxy",
 ]
 for target in package.targets {
     target.dependencies = target.dependencies.map { dependency in
