@@ -247,12 +247,13 @@ enum DirectiveScanner {
 }
 
 extension StringProtocol {
-    /// The string without leading and trailing spaces and tabs (RFC 9110 OWS).
+    /// The string without leading and trailing spaces and tabs (RFC 9110 OWS), scalar by
+    /// scalar: by `Character`, a space before a combining mark would stay, one grapheme with it.
     func trimmingOWS() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
-        return String(slice)
+        var scalars = Substring(self).unicodeScalars
+        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
+        return String(Substring(scalars))
     }
 }
 
