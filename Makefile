@@ -10,18 +10,23 @@
 #   make format  rewrites those files in the house format
 #   make docs    builds the DocC documentation of every library product, warnings as errors
 #   make examples builds and tests the example app in Examples/ (its own package)
+#   make fuzz    builds the libFuzzer targets (LAYEREDCACHE_FUZZ=1; this package's modules with
+#                coverage and AddressSanitizer) and runs each for FUZZ_SECONDS (default 10) over
+#                its seed corpus in Fuzz/Corpus (docs/fuzzing.md); FUZZ_BUILD=.build reuses the
+#                dependencies `make test` built; `make fuzz-seeds` writes the seed corpus again
 
 SWIFT ?= swift
 STRICT := -Xswiftc -warnings-as-errors
 # Every trait (README, "Traits"): the tools, the proxy and every integration are built and tested.
 TRAITS := --enable-all-traits
-FORMAT_PATHS := Sources Tests Benchmarks Examples
+FORMAT_PATHS := Sources Tests Benchmarks Examples Fuzz/Sources
 BENCH_ARGS ?=
 PROXY_BENCH_ARGS ?=
 
 WITH_POSTGRES := scripts/with-postgres.sh
 
-.PHONY: all deps deps-postgres test privacy build bench proxy-bench lint format snippets clean docs examples consumer-check
+.PHONY: all deps deps-postgres test privacy build bench proxy-bench lint format snippets clean docs examples consumer-check \
+	fuzz fuzz-build fuzz-seeds
 
 all: test
 
@@ -116,6 +121,20 @@ EXAMPLE := --package-path Examples/HummingbirdApp --scratch-path .build
 examples: deps
 	$(SWIFT) build $(EXAMPLE) --build-tests $(STRICT)
 	$(SWIFT) test $(EXAMPLE) --skip-build
+
+# The libFuzzer targets (docs/fuzzing.md). The same traits and flags as `make test`, so that over
+# its build folder (FUZZ_BUILD=.build, as CI does) only this package's modules are compiled again.
+FUZZ_SECONDS ?= 10
+FUZZ_BUILD ?= .build-fuzz
+FUZZ_BIN = $(FUZZ_BUILD)/debug/LayeredCacheFuzz
+fuzz-build: deps
+	LAYEREDCACHE_FUZZ=1 $(SWIFT) build $(TRAITS) $(STRICT) --scratch-path $(FUZZ_BUILD) --product LayeredCacheFuzz
+
+fuzz: fuzz-build
+	FUZZ_BIN=$(FUZZ_BIN) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_WORK=$(FUZZ_BUILD)/fuzz scripts/fuzz.sh
+
+fuzz-seeds: fuzz-build
+	$(FUZZ_BIN) --write-seeds Fuzz/Corpus
 
 clean:
 	rm -rf .build

@@ -332,6 +332,39 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// The libFuzzer targets (docs/fuzzing.md), only when `make fuzz` asks for them with
+// LAYEREDCACHE_FUZZ=1: a build or test without it neither sees nor builds them. Then the package's
+// own modules are compiled with coverage for libFuzzer and with AddressSanitizer, optimized (-O:
+// bounds and overflow checks stay), while the dependencies are built as `make test` builds them,
+// so that a fuzz build over `make test`'s build folder recompiles only this package's modules.
+if Context.environment["LAYEREDCACHE_FUZZ"] == "1" {
+    package.targets.append(contentsOf: [
+        // libFuzzer's driver, declared for Swift: the fuzz executable's main calls it.
+        .target(name: "CFuzzDriver", path: "Fuzz/Sources/CFuzzDriver"),
+        .executableTarget(
+            name: "LayeredCacheFuzz",
+            dependencies: [
+                "CFuzzDriver", "CacheTiers", "HTTPCaching", "CachingClient", "CacheProxyCore", "PostgresCacheTier",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOEmbedded", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+            ],
+            path: "Fuzz/Sources/LayeredCacheFuzz",
+            linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])]
+        ),
+    ])
+    let instrumented: Set<String> = [
+        "CacheTiers", "HTTPCaching", "CachingClient", "CacheProxyCore", "PostgresCacheTier", "LayeredCacheFuzz",
+    ]
+    for target in package.targets where instrumented.contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address", "-O"])]
+    }
+}
+
 // One place for the upcoming features every Swift target builds with.
 for target in package.targets where [.regular, .executable, .test].contains(target.type) && target.name != "CCRC32C" {
     var settings = target.swiftSettings ?? []

@@ -99,6 +99,8 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         let promise: EventLoopPromise<Received>
         let interim: InterimResponseHandler?
         let limit: Int
+        /// The request is a `HEAD`, whose answer has no body whatever its fields say.
+        var isHead = false
         var head: HTTPResponseHead?
         var body: [UInt8] = []
         var answered = false
@@ -138,7 +140,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
             promise.fail(FailedBeforeAnswer(cause: Failure.closedBeforeAnswer))
             return
         }
-        exchange = Exchange(promise: promise, interim: interim, limit: limit)
+        exchange = Exchange(promise: promise, interim: interim, limit: limit, isHead: head.method == .HEAD)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body, body.readableBytes > 0 {
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
@@ -255,12 +257,25 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         guard let exchange, exchange.ended, let head = exchange.head else { return }
         self.exchange = nil
         budget.give(exchange.taken)
-        let reusable = clean && !exchange.junk && head.isKeepAlive && Self.isFramed(head)
+        let reusable =
+            clean && !exchange.junk && Self.keepsAlive(head, isHead: exchange.isHead)
+            && (exchange.isHead || Self.isFramed(head))
         if !reusable { context.close(promise: nil) }
         exchange.promise.succeed(Received(head: head, body: exchange.body, reusable: reusable))
     }
 
-    /// Whether the answer ends by its own framing rather than by the connection's end.
+    /// Whether `head` lets the connection stay open. For the answer to a `HEAD`, its version and
+    /// `Connection` field decide: NIO's decoder marks such an answer without a length "close",
+    /// deciding before it learns that the answer has no body.
+    private static func keepsAlive(_ head: HTTPResponseHead, isHead: Bool) -> Bool {
+        guard isHead else { return head.isKeepAlive }
+        let tokens = head.headers[canonicalForm: "connection"].map { $0.lowercased() }
+        if tokens.contains("close") { return false }
+        return (head.version.major, head.version.minor) >= (1, 1) || tokens.contains("keep-alive")
+    }
+
+    /// Whether the answer ends by its own framing rather than by the connection's end (the answer
+    /// to a `HEAD` always does: it ends with its head, RFC 9112 §6.3).
     private static func isFramed(_ head: HTTPResponseHead) -> Bool {
         let code = head.status.code
         if code == 204 || code == 304 { return true }

@@ -92,6 +92,16 @@ import Testing
         #expect(received.body == Array("hello".utf8) && !received.reusable)
     }
 
+    /// A `HEAD`'s answer ends with its head, with or without a length: its connection is kept
+    /// (found by the `origin` fuzz target: without a length it was closed).
+    @Test func aHeadsAnswerWithoutALengthKeepsItsConnection() throws {
+        let connection = try Connection(method: .HEAD)
+        try connection.receive(["HTTP/1.1 200 OK\r\nETag: \"v1\"\r\n\r\n"])
+        let received = try #require(try connection.received())
+        #expect(received.head.status == .ok && received.body.isEmpty && received.reusable)
+        #expect(connection.channel.isActive)
+    }
+
     /// A `HEAD`'s answer has no body: bytes sent as one are junk.
     @Test func aBodyAfterAHeadsAnswerClosesTheConnection() throws {
         let connection = try Connection(method: .HEAD)

@@ -247,13 +247,14 @@ enum DirectiveScanner {
 }
 
 extension StringProtocol {
-    /// The text without leading and trailing spaces and tabs (RFC 9110 OWS): the one trimming every
-    /// layer's field parsing uses.
+    /// The string without leading and trailing spaces and tabs (RFC 9110 OWS), scalar by
+    /// scalar (by `Character`, a space before a combining mark would stay, one grapheme with it):
+    /// the one trimming every layer's field parsing uses.
     package func trimmingOWS() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
-        return String(slice)
+        var scalars = Substring(self).unicodeScalars
+        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
+        return String(Substring(scalars))
     }
 }
 
