@@ -149,7 +149,7 @@ extension FetchEvent {
     }
 
     /// The answer the event carries: the cache's offer, the server's answer or the final answer;
-    /// nil for ``started`` and ``failed``.
+    /// nil for ``FetchEvent/started`` and ``FetchEvent/failed(_:)``.
     public var result: FetchResult? {
         switch self {
         case .cacheResponse(let result), .serverResponse(let result), .finished(let result): result
@@ -157,7 +157,7 @@ extension FetchEvent {
         }
     }
 
-    /// The failure a ``failed`` event carries; nil for the others (an answer's own error is its
+    /// The failure a ``FetchEvent/failed(_:)`` event carries; nil for the others (an answer's own error is its
     /// ``FetchResult/error``).
     public var error: CachingClientError? {
         if case .failed(let error) = self { return error }
