@@ -61,6 +61,9 @@ extension TieredCache {
             throw error
         }
         if lifecycle.isSharedDetached {
+            // The wipe a reset could not finish, tried again. Its failure is not the reopen's:
+            // the cache opens and stays detached (it neither reads nor writes the shared tier,
+            // so nothing reset comes back) until a later reset or reopen finishes the wipe.
             try? await wipeShared()
         }
         // What other instances invalidated while the cache was closed, before it opens; an
