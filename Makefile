@@ -73,7 +73,7 @@ test: deps
 	$(SWIFT) build $(TRAITS) --build-tests $(STRICT)
 	$(WITH_POSTGRES) $(SWIFT) test $(TRAITS) --skip-build
 
-# The three-door privacy property test with thousands of sequences (make test runs 300), on its
+# The three-door privacy property test with thousands of sequences (make test runs 100), on its
 # own beside a throwaway PostgreSQL server; PRIVACY_SEED=… replays a failure.
 PRIVACY_SEQUENCES ?= 3000
 privacy: deps

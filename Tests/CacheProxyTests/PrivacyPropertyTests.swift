@@ -33,7 +33,7 @@ import TestOriginSupport
 /// response may be there; at the end, everything once more, whole.
 ///
 /// `PRIVACY_SEED` replays a run (the seed is in every failure); `PRIVACY_SEQUENCES` sets how many
-/// sequences run: 300 in `make test` (100 per door), 3,000 in `make privacy`, which CI runs on its
+/// sequences run: 100 in `make test`, 3,000 in `make privacy`, which CI runs on its
 /// own after `make test` (about a minute, without starving the rest of the suite).
 @Suite(.enabled(if: PrivacyDatabase.isEnabled, "no PostgreSQL server (make test starts one)"))
 struct PrivacyPropertyTests {
@@ -42,7 +42,7 @@ struct PrivacyPropertyTests {
     @Test(.timeLimit(.minutes(10))) func noSecretReachesADiskOrARowThroughAnyDoor() async throws {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["PRIVACY_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        let sequences = environment["PRIVACY_SEQUENCES"].flatMap { Int($0) } ?? 300
+        let sequences = environment["PRIVACY_SEQUENCES"].flatMap { Int($0) } ?? 100
         let url = try #require(PrivacyDatabase.url, "CI=true but LAYEREDCACHE_POSTGRES_URL is not set")
         let world = World(seed: seed)
         let origin = try await RawOrigin.start(answeringHeads: { _, path, head in world.answer(path: path, head: head) }
