@@ -224,4 +224,16 @@ import Testing
         #expect(decoded == response)
         #expect(decoded.fetchedAt == decoded.responseTime && decoded.isComplete && decoded.tags.isEmpty)
     }
+
+    /// Issue 38 (API): the cache's clock, set once, is the disk tier's too (its tombstones, wipes
+    /// and snapshot are stamped by it), whatever the disk configuration held.
+    @Test func theDiskTierFollowsTheCachesClock() async throws {
+        try await withTemporaryDirectory { directory in
+            var configuration = T.configuration(directory)
+            configuration.disk?.now = { Date(timeIntervalSince1970: 0) }
+            let cache = try ResponseCache(configuration: configuration)
+            #expect(cache.tiers.disk?.configuration.now() == T.requestTime.addingTimeInterval(1))
+            try await cache.close()
+        }
+    }
 }

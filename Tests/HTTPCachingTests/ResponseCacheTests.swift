@@ -67,18 +67,6 @@ import Testing
         cached.map { String(decoding: $0.body, as: UTF8.self) }
     }
 
-    /// Issue 38 (API): the cache's clock, set once, is the disk tier's too (its tombstones, wipes
-    /// and snapshot are stamped by it), whatever the disk configuration held.
-    @Test func theDiskTierFollowsTheCachesClock() async throws {
-        try await withTemporaryDirectory { directory in
-            var configuration = Self.configuration(directory)
-            configuration.disk?.now = { Date(timeIntervalSince1970: 0) }
-            let cache = try ResponseCache(configuration: configuration)
-            #expect(cache.tiers.disk?.configuration.now() == Self.requestTime.addingTimeInterval(1))
-            try await cache.close()
-        }
-    }
-
     @Test func storesAndReturnsResponsesWithTheirHeadersAndUserInfo() async throws {
         let cache = try ResponseCache(configuration: Self.configuration(nil))
         let request = Self.request("https://api.example.com/v1/items")
