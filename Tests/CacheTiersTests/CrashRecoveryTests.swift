@@ -22,7 +22,7 @@ import Darwin
 
     /// The same crashes on a plain and on an encrypted directory.
     @Test(arguments: [false, true])
-    func killedWritersNeverLeaveCorruptOrWrongData(encrypted: Bool) throws {
+    func killedWritersNeverLeaveCorruptOrWrongData(encrypted: Bool) async throws {
         let writer = Self.crashWriterPath
         try #require(FileManager.default.isExecutableFile(atPath: writer), "build CrashWriter first: \(writer)")
         let directory = TemporaryDirectory("crash")
@@ -39,7 +39,7 @@ import Darwin
         var truncatedBytes = 0
         for round in 0..<rounds {
             let killAfter = 20 + Int(generator.next() % 1500)
-            let (lines, inFlight) = try runAndKill(writer, path, seed: UInt64(round + 1), afterAcks: killAfter)
+            let (lines, inFlight) = try await runAndKill(writer, path, seed: UInt64(round + 1), afterAcks: killAfter)
             #expect(lines >= killAfter)
 
             let before = try DiskStore.verify(directory: path, encryption: encryption)
@@ -98,25 +98,28 @@ import Darwin
             _ path: String,
             seed: UInt64,
             afterAcks: Int
-        ) throws -> (Int, (key: String, version: Int, size: Int)?) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: writer)
-            process.arguments = [path, String(seed)] + (encrypted ? [keyFile] : [])
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            var buffer = [UInt8]()
-            var acks = 0
-            let reader = pipe.fileHandleForReading
-            while acks < afterAcks {
-                let data = reader.availableData
-                if data.isEmpty { break }  // the writer exited on its own
-                buffer += data
-                acks = buffer.split(separator: UInt8(ascii: "\n")).count { $0.first == UInt8(ascii: "A") }
+        ) async throws -> (Int, (key: String, version: Int, size: Int)?) {
+            let arguments = [path, String(seed)] + (encrypted ? [keyFile] : [])
+            let buffer = try await offThePool {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: writer)
+                process.arguments = arguments
+                let pipe = Pipe()
+                process.standardOutput = pipe
+                try process.run()
+                var buffer = [UInt8]()
+                var acks = 0
+                let reader = pipe.fileHandleForReading
+                while acks < afterAcks {
+                    let data = reader.availableData
+                    if data.isEmpty { break }  // the writer exited on its own
+                    buffer += data
+                    acks = buffer.split(separator: UInt8(ascii: "\n")).count { $0.first == UInt8(ascii: "A") }
+                }
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return buffer + reader.readDataToEndOfFile()
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            buffer += reader.readDataToEndOfFile()
             var inFlight: (key: String, version: Int, size: Int)?
             var acknowledged = 0
             for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") {

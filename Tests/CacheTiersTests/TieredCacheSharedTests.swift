@@ -182,23 +182,16 @@ import Testing
     }
 }
 
-/// Yields until `condition` holds, or fails after `timeout`: for work that another task of this
-/// process does (the write-through queue); no wall-clock sleep, the other task runs when this one
-/// yields.
+/// Waits until `condition` holds, or fails after `timeout` of waiting (``poll(timeout:_:)``):
+/// for work that another task of this process does (the write-through queue).
 func waitUntil(
     timeout: Duration = .seconds(30),
     _ condition: @Sendable () async -> Bool,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("condition not met within \(timeout)", sourceLocation: sourceLocation)
-            return
-        }
-        // A real pause, not a yield: under the full suite every test shares two threads, and a
-        // waiter that only yields keeps one of them from the task it waits for.
-        try await Task.sleep(for: .milliseconds(1))
+    guard try await poll(timeout: timeout, condition).held else {
+        Issue.record("condition not met within \(timeout)", sourceLocation: sourceLocation)
+        return
     }
 }
 

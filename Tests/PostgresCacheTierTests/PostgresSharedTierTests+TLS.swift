@@ -35,7 +35,7 @@ extension PostgresSharedTierTests {
         defer { directory.remove() }
         let certificate = directory.path + "/server.crt"
         let key = directory.path + "/server.key"
-        try Self.makeSelfSignedCertificate(certificate: certificate, key: key, directory: directory.path)
+        try await Self.makeSelfSignedCertificate(certificate: certificate, key: key, directory: directory.path)
         let admin = try PostgresSharedTier(configuration: .init(url: url, table: TestDatabase.uniqueTable()))
         let plain = url.replacingOccurrences(of: "?sslmode=disable", with: "")
         try await Self.running(admin) {
@@ -117,19 +117,22 @@ extension PostgresSharedTierTests {
     /// Writes a self-signed certificate for 127.0.0.1 and localhost, and its key, readable by the
     /// server (owned by its `postgres` user when the tests run as root, as scripts/with-postgres.sh
     /// then runs the server as that user).
-    static func makeSelfSignedCertificate(certificate: String, key: String, directory: String) throws {
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        openssl.arguments = [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", key, "-out", certificate, "-days", "1", "-subj", "/CN=localhost",
-            "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-        ]
-        openssl.standardOutput = FileHandle.nullDevice
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        try #require(openssl.terminationStatus == 0, "openssl could not make the certificate")
+    static func makeSelfSignedCertificate(certificate: String, key: String, directory: String) async throws {
+        let status = try await offThePool {
+            let openssl = Process()
+            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            openssl.arguments = [
+                "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", key, "-out", certificate, "-days", "1", "-subj", "/CN=localhost",
+                "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            ]
+            openssl.standardOutput = FileHandle.nullDevice
+            openssl.standardError = FileHandle.nullDevice
+            try openssl.run()
+            openssl.waitUntilExit()
+            return openssl.terminationStatus
+        }
+        try #require(status == 0, "openssl could not make the certificate")
         chmod(key, 0o600)
         chmod(directory, 0o755)
         if getuid() == 0, let postgres = getpwnam("postgres") {

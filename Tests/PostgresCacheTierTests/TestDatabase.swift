@@ -146,25 +146,18 @@ final class Counter: Sendable {
     var count: Int { value.withLock { $0 } }
 }
 
-/// Polls `condition` every few milliseconds until it holds, or fails after `timeout`: the
+/// Waits until `condition` holds, or fails after `timeout` of waiting (``poll(timeout:_:)``): the
 /// condition is work another process does (a NOTIFY delivered, a server back), so there is no
 /// event to await; no sleep stands in for it.
+/// - Returns: the wall time the wait took.
 @discardableResult
 func waitUntil(
     timeout: Duration = .seconds(30),
     _ condition: @Sendable () async -> Bool,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> Duration {
-    let start = ContinuousClock.now
-    while !(await condition()) {
-        guard ContinuousClock.now - start < timeout else {
-            Issue.record("condition not met within \(timeout)", sourceLocation: sourceLocation)
-            return ContinuousClock.now - start
-        }
-        // A real delay: the condition waits on a real PostgreSQL server (another process), and
-        // polling it without a pause would take a core from the server it waits for.
-        try await Task.sleep(for: .milliseconds(1))
-    }
-    return ContinuousClock.now - start
+    let (held, elapsed) = try await poll(timeout: timeout, condition)
+    if !held { Issue.record("condition not met within \(timeout)", sourceLocation: sourceLocation) }
+    return elapsed
 }
 #endif
