@@ -299,7 +299,7 @@ let package = Package(
         .target(
             name: "HummingbirdLayeredCache",
             dependencies: [
-                "CachingClient", "HTTPCaching", "CacheTiers",
+                "HTTPCaching", "CacheTiers",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -96,7 +96,7 @@ enum ProxyMapping {
         let head = result.response
         let status = CacheStatus(result, response: head)
         var (response, body) = answerParts(result, head)
-        if status != .miss, status != .error, Conditional.isNotModified(request, response) {
+        if status != .miss, status != .error, CacheRules.isNotModified(request, response) {
             response.status = .notModified
             body = []
         }

@@ -2,6 +2,7 @@
 
 #if Proxy
 import CachingClient
+import HTTPCaching
 import HTTPTypes
 import Testing
 
@@ -160,7 +161,7 @@ import Testing
         )
         var request = HTTPRequest(method: .get, scheme: "http", authority: "o", path: "/")
         request.headerFields[HTTPField.Name(name)!] = value
-        #expect(Conditional.isNotModified(request, response) == notModified)
+        #expect(CacheRules.isNotModified(request, response) == notModified)
         let result = FetchResult(response: response, body: [1], source: .cache, freshness: .fresh)
         let answer = ProxyMapping.answer(for: result, to: request, statusHeader: nil)
         #expect((answer.response.status.code == 304) == notModified)

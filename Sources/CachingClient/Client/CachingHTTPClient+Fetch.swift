@@ -168,16 +168,9 @@ extension CachingHTTPClient {
 }
 
 extension CachingHTTPClient {
-    /// Where a stored entry stands against the call's freshness class.
-    enum EntryAge {
-        case fresh, stale, pastHardTTL
-        /// Past the class's validation window: not answered without the origin's confirmation.
-        case unvalidated
-    }
-
-    /// The plan for `call`, given what the cache holds for it (`lookup`) at `now`: a pure
-    /// function of its inputs and the configuration — no I/O, no clock — so that every policy's
-    /// behaviour is table-tested without sockets.
+    /// The plan for `call`, given what the cache holds for it (`lookup`) at `now`: the request
+    /// engine's (``HTTPCaching/RequestEngine``), pure — no I/O, no clock — with its offers made
+    /// into answers, so that every policy's behaviour is table-tested without sockets.
     func plan(_ call: Call, _ lookup: ResponseLookup, now at: Date) -> Plan {
         if let answer = freshAnswer(call.request, call.policy, call.freshness, lookup, now: at) {
             return .answer(answer)
@@ -185,136 +178,61 @@ extension CachingHTTPClient {
         return planWithoutFreshAnswer(call, lookup, now: at)
     }
 
-    /// ``plan(_:_:now:)`` once ``freshAnswer(_:_:now:)`` has found no fresh answer: `fetch`
+    /// ``plan(_:_:now:)`` once ``freshAnswer(_:_:_:_:now:)`` has found no fresh answer: `fetch`
     /// tries that first itself, so that a fresh hit builds no ``Plan`` and a miss does not check
     /// freshness twice.
     func planWithoutFreshAnswer(_ call: Call, _ lookup: ResponseLookup, now at: Date) -> Plan {
-        let request = call.request
-        let isSafe = request.method == .get || request.method == .head
-        var step = NetworkStep(
-            request: request,
-            // The flight, the backoff and the store read the key: made once here.
-            lookup: lookup.keyed(),
-            body: call.body,
-            fallback: false,
-            timeout: nil,
-            freshness: call.freshness,
-            pipeline: call.pipeline,
-            ownFlight: call.hasOwnPipeline ? UInt64.random(in: 1...UInt64.max) : nil
+        let read = RequestEngine.Read(
+            call.request,
+            policy: call.policy.kind,
+            ttl: call.freshness.ttl,
+            networkFirstTimeout: configuration.networkFirstTimeout
         )
-        if lookup.isCacheClosed {
-            // A closed cache: the network answers alone (nothing is stored), unless the policy
-            // forbids the network.
-            guard !call.policy.isPassive else { return .answer(passiveMissing(call.policy, closed: true)) }
-            return .network(step)
+        func step(_ exchange: RequestEngine.Exchange) -> NetworkStep {
+            NetworkStep(
+                request: exchange.request,
+                // The flight, the backoff and the store read the key: made once here.
+                lookup: lookup.keyed(),
+                body: call.body,
+                fallback: exchange.fallback,
+                timeout: exchange.timeout,
+                freshness: call.freshness,
+                pipeline: call.pipeline,
+                ownFlight: call.hasOwnPipeline ? UInt64.random(in: 1...UInt64.max) : nil,
+                isGated: exchange.isGated
+            )
         }
-        if !isSafe || call.policy.kind == .networkOnly { return .network(step) }
-
-        let decision = cache.decision(for: lookup, now: at)
-        guard let stored = decision.stored else {
-            switch call.policy.kind {
-            case .cacheOnly, .returnCacheDataDontLoad:
-                return .answer(passiveMissing(call.policy, closed: false))
-            case .useProtocol where decision.action == .gatewayTimeout:
-                return .answer(missing(.notCached, "only-if-cached, and nothing usable is cached"))
-            default:
-                return .network(step)
-            }
-        }
-        // The conditional request is built only when the network is needed.
-        func revalidating(_ step: NetworkStep) -> NetworkStep {
-            var step = step
-            step.request = decision.request ?? cache.rules.conditionalRequest(for: request, stored: [stored])
-            return step
-        }
-        let age = entryAge(
-            stored,
-            isFreshByHTTP: decision.action == .useStored,
-            freshness: call.freshness,
-            now: at
-        )
-        step.isGated = age == .unvalidated
-        func fromCache(isFinal: Bool = true) -> FetchResult {
+        func answer(_ offer: RequestEngine.Offer) -> FetchResult {
             let freshness: Freshness
             var error: CachingClientError?
-            switch age {
+            switch offer.state {
             case .fresh: freshness = .fresh
-            case .unvalidated:
+            case .expired: freshness = .stale(.expired)
+            case .markedStale: freshness = .stale(.markedStale)
+            case .notValidated:
                 freshness = .stale(.notValidated)
                 error = Self.notValidated(call.freshness, underlying: nil)
-            default: freshness = .stale(stored.isMarkedStale ? .markedStale : .expired)
             }
-            return answer(
-                from: request.method == .head ? stored.withoutBody : stored,
+            return self.answer(
+                from: call.request.method == .head ? offer.stored.withoutBody : offer.stored,
                 freshness: freshness,
                 softTTL: call.freshness.softTTL,
                 now: at,
-                timing: (decision.age, decision.freshnessLifetime),
-                isFinal: isFinal,
+                timing: (offer.age, offer.lifetime),
+                isFinal: offer.isFinal,
                 error: error
             )
         }
-
-        switch call.policy.kind {
-        case .cacheOnly, .returnCacheDataDontLoad, .returnCacheDataElseLoad:
-            return .answer(fromCache())
-        case .cacheFirst:
-            step.fallback = true
-            switch age {
-            case .fresh: return .answer(fromCache())
-            case .stale: return .answerAndRefresh(fromCache(), revalidating(step))
-            case .pastHardTTL, .unvalidated: return .network(revalidating(step))
-            }
-        case .cacheThenNetwork:
-            return .answerThenNetwork(fromCache(isFinal: false), revalidating(step))
-        case .staleWhileRevalidate:
-            step.fallback = true
-            switch age {
-            case .fresh: return .answer(fromCache())
-            case .stale: return .answerThenNetwork(fromCache(isFinal: false), revalidating(step))
-            case .pastHardTTL, .unvalidated: return .network(revalidating(step))
-            }
-        case .networkFirst(let timeout):
-            step.fallback = true
-            step.timeout = timeout ?? configuration.networkFirstTimeout
-            return .network(revalidating(step))
-        case .useProtocol:
-            step.fallback = decision.mayServeStaleOnError
-            if call.freshness.usesTTLs {
-                switch age {
-                case .fresh: return .answer(fromCache())
-                case .stale: return .answerAndRefresh(fromCache(), revalidating(step))
-                case .pastHardTTL, .unvalidated:
-                    step.fallback = step.fallback || age == .unvalidated
-                    return .network(revalidating(step))
-                }
-            }
-            switch decision.action {
-            case .useStored: return .answer(fromCache())
-            case .useStale: return .answer(fromCache())
-            case .useStaleAndRevalidate: return .answerAndRefresh(fromCache(), revalidating(step))
-            case .gatewayTimeout:
-                return .answer(missing(.notCached, "only-if-cached, and what is cached is stale"))
-            default: return .network(revalidating(step))
-            }
-        case .networkOnly:
-            return .network(revalidating(step))
+        switch engine.plan(read, lookup: lookup, now: at) {
+        case .answer(let offer): return .answer(answer(offer))
+        case .answerAndRefresh(let offer, let exchange): return .answerAndRefresh(answer(offer), step(exchange))
+        case .answerThenForward(let offer, let exchange): return .answerThenNetwork(answer(offer), step(exchange))
+        case .forward(let exchange): return .network(step(exchange))
+        case .missing(.passive(let closed)): return .answer(passiveMissing(call.policy, closed: closed))
+        case .missing(.onlyIfCached(let somethingStored)):
+            let what = somethingStored ? "what is cached is stale" : "nothing usable is cached"
+            return .answer(missing(.notCached, "only-if-cached, and \(what)"))
         }
-    }
-
-    /// Fresh within the soft TTL (or by HTTP without one), stale up to the hard TTL, then past it.
-    func entryAge(
-        _ stored: CachedResponse,
-        isFreshByHTTP: Bool,
-        freshness: FreshnessClass,
-        now: Date
-    ) -> EntryAge {
-        let sinceValidation = now.timeIntervalSince(stored.validatedAt)
-        if let window = freshness.validationWindow, sinceValidation >= window.seconds { return .unvalidated }
-        if let hard = freshness.hardTTL, sinceValidation >= hard.seconds { return .pastHardTTL }
-        if stored.isMarkedStale { return .stale }
-        if let soft = freshness.softTTL { return sinceValidation < soft.seconds ? .fresh : .stale }
-        return isFreshByHTTP ? .fresh : .stale
     }
 
     /// When the answer `lookup` holds first stops being fresh: after the soft TTL when there is
@@ -361,14 +279,5 @@ extension CachingHTTPClient {
             freshness: .missing,
             error: CachingClientError(code: code, message: message)
         )
-    }
-}
-
-extension CachedResponse {
-    /// The response without its body: the answer to a `HEAD` served from a stored `GET`.
-    var withoutBody: CachedResponse {
-        var head = self
-        head.body = []
-        return head
     }
 }

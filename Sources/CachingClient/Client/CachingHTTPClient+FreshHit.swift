@@ -121,15 +121,9 @@ extension CachingHTTPClient {
         _ plain: (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool),
         now: Date
     ) -> Bool {
-        switch policy.kind {
-        case .networkFirst, .networkOnly, .cacheThenNetwork: return false
-        default: break
-        }
-        // Without TTLs, `entryAge` is fresh exactly when HTTP says so and the app has not marked
-        // the response stale, which `plain.isFresh` says (it is false for a marked response).
-        guard ttl.usesTTLs else { return plain.isFresh }
-        let freshness = freshness ?? configuration.freshness
-        return entryAge(stored, isFreshByHTTP: plain.isFresh, freshness: freshness, now: now) == .fresh
+        // The engine's fresh-hit rule; the class's TTLs are copied out of it only when it has any.
+        let rule = ttl.usesTTLs ? (freshness ?? configuration.freshness).ttl : TTLRule.http
+        return RequestEngine.servesFresh(policy.kind, rule, stored, isFreshByHTTP: plain.isFresh, now: now)
     }
 
     /// An answer from the stored response, with a current `Age`.

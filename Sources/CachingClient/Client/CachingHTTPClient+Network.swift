@@ -133,7 +133,7 @@ extension CachingHTTPClient {
             var requestTime = start
             var answer = try await send(step.request, body: step.body)
             var responseTime = now
-            if answer.response.status == .notModified, step.request != step.original {
+            if RequestEngine.outcome(of: answer.response, sent: step.request, original: step.original) == .freshen {
                 var cacheError: CachingClientError?
                 let after: ResponseLookup?
                 do {
@@ -197,37 +197,35 @@ extension CachingHTTPClient {
         let error = CachingClientError.classify(answer.response)
         var stored: ResponseLookup?
         var cacheError: CachingClientError?
-        if status >= 500 || status == 429 {
+        switch RequestEngine.outcome(of: answer.response, sent: step.request, original: step.original) {
+        case .failed:
             recordFailure(step.backoffKey, error!)
-        } else {
+        case .store, .freshen:
             recordSuccess(step.backoffKey)
-            if step.isSafe {
-                let candidate = CachedResponse(
-                    response: answer.response,
-                    body: answer.body,
-                    requestTime: requestTime,
-                    responseTime: responseTime
-                )
-                do {
-                    if await mayStore(status, for: step) {
-                        stored = try await cache.store(
-                            candidate,
-                            for: step.lookup,
-                            through: step.pipeline
-                        )
-                    }
-                } catch {
-                    cacheError = Self.cacheFailure(error)
-                    configuration.logger.warning("could not store a response", metadata: ["error": "\(error)"])
+            let candidate = CachedResponse(
+                response: answer.response,
+                body: answer.body,
+                requestTime: requestTime,
+                responseTime: responseTime
+            )
+            do {
+                if await mayStore(status, for: step) {
+                    stored = try await cache.store(candidate, for: step.lookup, through: step.pipeline)
                 }
-            } else if status < 400 {
-                do {
-                    try await cache.invalidate(after: answer.response, to: step.original)
-                } catch {
-                    cacheError = Self.cacheFailure(error)
-                    configuration.logger.warning("could not invalidate", metadata: ["error": "\(error)"])
-                }
+            } catch {
+                cacheError = Self.cacheFailure(error)
+                configuration.logger.warning("could not store a response", metadata: ["error": "\(error)"])
             }
+        case .invalidate:
+            recordSuccess(step.backoffKey)
+            do {
+                try await cache.invalidate(after: answer.response, to: step.original)
+            } catch {
+                cacheError = Self.cacheFailure(error)
+                configuration.logger.warning("could not invalidate", metadata: ["error": "\(error)"])
+            }
+        case .keep:
+            recordSuccess(step.backoffKey)
         }
         return NetworkOutcome(
             response: answer.response,

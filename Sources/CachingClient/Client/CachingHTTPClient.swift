@@ -109,6 +109,8 @@ public final class CachingHTTPClient: Sendable, Service {
     let hasDelegate: Bool
     /// The TTL facts of the configuration's freshness class, read on every fetch that names none.
     let defaultTTLFacts: TTLFacts
+    /// The request engine, over the cache's rules.
+    let engine: RequestEngine
 
     /// Creates a client.
     /// - Parameters:
@@ -122,6 +124,7 @@ public final class CachingHTTPClient: Sendable, Service {
         self.wallClock = cache.configuration.now
         self.hasDelegate = configuration.delegate != nil
         self.defaultTTLFacts = TTLFacts(configuration.freshness)
+        self.engine = RequestEngine(rules: cache.rules)
     }
 
     /// How many requests the client has sent to the transport.

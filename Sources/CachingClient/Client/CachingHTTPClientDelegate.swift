@@ -4,7 +4,7 @@ public import HTTPCaching
 public import HTTPTypes
 
 /// What an app hooks into a ``CachingHTTPClient``: the last word on what is stored
-/// (``willCache(_:for:)``) and each request's lifecycle (``fetch(_:didEmit:)``).
+/// (``willCache(_:for:)-(_,FetchContext)``) and each request's lifecycle (``fetch(_:didEmit:)``).
 ///
 /// Both methods are `async`: a delegate may await a keychain, an actor or a database. Both have
 /// default implementations (store as proposed; ignore events), so a delegate implements what it
@@ -26,7 +26,7 @@ public import HTTPTypes
 ///     }
 /// }
 /// ```
-public protocol CachingHTTPClientDelegate: Sendable {
+public protocol CachingHTTPClientDelegate: ResponseCacheDelegate {
     /// Decides what of `response` is stored: it, a changed copy (fields stripped, userInfo or tags
     /// added, storage downgraded to memory only, marked incomplete) or nil to store nothing.
     /// Called only for a response the HTTP rules allow to store, and for a response freshened by a
@@ -46,6 +46,13 @@ extension CachingHTTPClientDelegate {
 
     /// Ignores the event.
     public func fetch(_ context: FetchContext, didEmit event: FetchEvent) async {}
+
+    /// ``willCache(_:for:)-(_,FetchContext)`` with the context of a request read by the protocol
+    /// (``CachePolicy/useProtocolCachePolicy``, ``FreshnessClass/http``): what a door that is not
+    /// the client (the Hummingbird middleware) asks.
+    public func willCache(_ response: CachedResponse, for request: HTTPRequest) async -> CachedResponse? {
+        await willCache(response, for: FetchContext(request: request))
+    }
 }
 
 extension CachingHTTPClientDelegate {
@@ -57,6 +64,10 @@ extension CachingHTTPClientDelegate {
 
 /// A ``HTTPCaching/WillCache`` hook as a delegate: its `willCache` runs the hook.
 extension WillCache: CachingHTTPClientDelegate {
+    public func willCache(_ response: CachedResponse, for request: HTTPRequest) async -> CachedResponse? {
+        self(response, for: request)
+    }
+
     public func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
         self(response, for: context.request)
     }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import HTTPCaching
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import HTTPCaching
+
 /// How ``CachingHTTPClient`` answers a request: from the cache, from the network, or from both,
 /// and what it falls back to when the network fails.
 ///
@@ -28,17 +30,8 @@
 /// "nothing cached") first, then always the server's answer or the failure; every other policy
 /// is active too, asking the network when its rule says so.
 public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
-    enum Kind: Hashable {
-        case useProtocol
-        case cacheFirst
-        case networkFirst(timeout: Duration?)
-        case staleWhileRevalidate
-        case cacheThenNetwork
-        case cacheOnly
-        case returnCacheDataDontLoad
-        case networkOnly
-        case returnCacheDataElseLoad
-    }
+    /// The engine's read policy this one is.
+    typealias Kind = ReadPolicy
     let kind: Kind
 
     /// RFC 9111: a fresh stored response answers; a stale one is revalidated (conditionally, when
@@ -105,5 +98,5 @@ public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
 
 extension CachePolicy {
     /// Whether the policy never asks the network (the passive mode).
-    var isPassive: Bool { kind == .cacheOnly || kind == .returnCacheDataDontLoad }
+    var isPassive: Bool { kind.isPassive }
 }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import HTTPCaching
+
 /// How long an app treats cached answers of one kind as fresh, over HTTP freshness: a soft TTL
 /// (serve, then refresh) and a hard TTL (refetch before answering).
 ///
@@ -116,13 +118,8 @@ public struct FreshnessClass: Hashable, Sendable, CustomStringConvertible {
     /// Whether the class sets any TTL or window, so that it, not HTTP alone, decides.
     var usesTTLs: Bool { softTTL != nil || hardTTL != nil || validationWindow != nil }
 
-    public var description: String { name }
-}
+    /// The class's TTLs as the request engine reads them.
+    var ttl: TTLRule { TTLRule(softTTL: softTTL, hardTTL: hardTTL, validationWindow: validationWindow) }
 
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
+    public var description: String { name }
 }

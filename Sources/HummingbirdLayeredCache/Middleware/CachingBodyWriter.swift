@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if Hummingbird
-import CachingClient
 import HTTPCaching
 import HTTPTypes
 import Hummingbird

@@ -26,7 +26,7 @@ extension ResponseCacheMiddleware {
         var head = stored.response
         head.headerFields[.age] = String(Int(min(Double(Int32.max), max(0, age).rounded(.down))))
         if let value = self.status(status) { Self.appendCacheStatus(value, to: &head.headerFields) }
-        if Self.isNotModified(request, head) {
+        if CacheRules.isNotModified(request, head) {
             head.status = .notModified
             head.headerFields[.contentLength] = nil
             return Response(status: .notModified, headers: head.headerFields)
@@ -45,35 +45,6 @@ extension ResponseCacheMiddleware {
     /// outward, so an inner cache's member (a handler's) stays first.
     static func appendCacheStatus(_ value: String, to fields: inout HTTPFields) {
         fields[values: cacheStatusField].append(value)
-    }
-
-    /// Whether `request`'s `If-None-Match` (weak comparison) or, without it, its
-    /// `If-Modified-Since` says the client's copy of the 200 `response` is current
-    /// ([RFC 9110 §13.1](https://www.rfc-editor.org/rfc/rfc9110#section-13.1)).
-    static func isNotModified(_ request: HTTPRequest, _ response: HTTPResponse) -> Bool {
-        guard response.status == .ok else { return false }
-        let candidates = request.headerFields[values: .ifNoneMatch]
-        guard candidates.isEmpty else {
-            guard let etag = response.headerFields[.eTag] else {
-                return candidates.contains { trimmed($0) == "*" }
-            }
-            return candidates.flatMap { $0.split(separator: ",") }.contains { candidate in
-                let tag = trimmed(candidate)
-                return tag == "*" || CacheRules.weakMatch(String(tag), etag)
-            }
-        }
-        guard let since = request.headerFields[.ifModifiedSince].flatMap({ HTTPDate.parse($0) }),
-            let modified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) })
-        else { return false }
-        return modified <= since
-    }
-
-    /// `text` without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    private static func trimmed(_ text: some StringProtocol) -> Substring {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        let start = text.firstIndex { !isSpace($0) } ?? text.endIndex
-        let end = text.lastIndex { !isSpace($0) }.map(text.index(after:)) ?? start
-        return Substring(text[start..<max(start, end)])
     }
 
     static var cacheStatusField: HTTPField.Name { cacheStatusFieldName }
@@ -105,6 +76,9 @@ enum CacheStatusValue: Sendable, Equatable {
     case hit(ttl: TimeInterval)
     /// Answered from the cache after the handler confirmed it with a 304.
     case revalidated
+    /// Answered from the cache, stale, because the handler failed with this status and
+    /// `stale-if-error` allowed it (RFC 5861 §4).
+    case staleOnError(Int)
     /// The handler answered.
     case miss(Forward)
 
@@ -112,6 +86,7 @@ enum CacheStatusValue: Sendable, Equatable {
         switch self {
         case .hit(let ttl): "hit; ttl=\(Int(ttl.rounded(.down)))"
         case .revalidated: "fwd=stale; fwd-status=304"
+        case .staleOnError(let status): "fwd=stale; fwd-status=\(status)"
         case .miss(let forward): "fwd=\(forward.rawValue)"
         }
     }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if Hummingbird
-public import CachingClient
 public import HTTPCaching
 import HTTPTypes
 public import Hummingbird
@@ -54,10 +53,11 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
         /// Defaults to a memory tier of 64 MiB in the shared mode: an app's answers are cached
         /// for every user, as a reverse proxy would (a `private` answer is never stored).
         public var cache: ResponseCache.Configuration
-        /// The delegate that has the last word on what is stored, as a client's: its
-        /// `willCache(_:for:)` runs after the cache's hooks with a `FetchContext` whose policy is
-        /// `useProtocolCachePolicy`. Defaults to nil.
-        public var delegate: (any CachingHTTPClientDelegate)?
+        /// The delegate that has the last word on what is stored: its `willCache(_:for:)` runs
+        /// after the cache's hooks, for a new answer and for one a 304 freshened. A client's
+        /// delegate (`CachingHTTPClientDelegate`) is one: it is asked with a `FetchContext` whose
+        /// policy is `useProtocolCachePolicy`. Defaults to nil.
+        public var delegate: (any ResponseCacheDelegate)?
         /// The cache's name in an RFC 9211 `Cache-Status` field added to every answer
         /// (`Cache-Status: LayeredCache; hit; ttl=42`), or nil for no field. Defaults to nil.
         public var cacheStatusName: String?
@@ -73,7 +73,7 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(
             cache: ResponseCache.Configuration = .init(mode: .shared),
-            delegate: (any CachingHTTPClientDelegate)? = nil,
+            delegate: (any ResponseCacheDelegate)? = nil,
             cacheStatusName: String? = nil,
             maximumBodyBytes: Int = 1 << 20,
             defaultScheme: String = "http",
@@ -92,6 +92,8 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
     public let cache: ResponseCache
     /// The configuration it was made with.
     public let configuration: Configuration
+    /// The request engine, over the cache's rules.
+    private let engine: RequestEngine
 
     /// A middleware over a new `ResponseCache` built from
     /// ``Configuration/cache``.
@@ -108,9 +110,12 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
         precondition(configuration.maximumBodyBytes >= 0, "maximumBodyBytes must not be negative")
         self.cache = cache
         self.configuration = configuration
+        self.engine = RequestEngine(rules: cache.rules)
     }
 
-    /// Answers `request` from the cache, or through `next` and stores what it answers.
+    /// Answers `request` from the cache, or through `next` and stores what it answers: the
+    /// request engine's plan (``HTTPCaching``'s, the client's and the proxy's too), run with the
+    /// app's handler as the origin.
     public func handle(
         _ request: Request,
         context: Context,
@@ -119,7 +124,7 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
         let keyed = keyedRequest(request.head)
         guard request.method == .get || request.method == .head else {
             let response = try await next(request, context)
-            if CacheRules.invalidatedTargets(of: keyed, response: response.head).isEmpty == false {
+            if RequestEngine.outcome(of: response.head, sent: keyed, original: keyed) == .invalidate {
                 do {
                     try await cache.invalidate(after: response.head, to: keyed)
                 } catch {
@@ -129,48 +134,52 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
             return response
         }
         let lookup = await cache.lookup(keyed)
-        let decision = cache.decision(for: lookup, now: cache.configuration.now())
-        switch decision.action {
-        case .useStored, .useStale:
-            guard let stored = decision.stored else { break }
-            let status = CacheStatusValue.hit(ttl: decision.freshnessLifetime - decision.age)
-            return answer(from: stored, age: decision.age, to: request.head, status: status)
-        case .gatewayTimeout:
+        switch engine.plan(RequestEngine.Read(keyed), lookup: lookup, now: cache.configuration.now()) {
+        case .answer(let offer):
+            let status = CacheStatusValue.hit(ttl: offer.lifetime - offer.age)
+            return answer(from: offer.stored, age: offer.age, to: request.head, status: status)
+        case .missing:
             return Self.gatewayTimeout.withStatus(status(.miss(.request)))
-        case .revalidate, .useStaleAndRevalidate:
-            if let stored = decision.stored, let conditional = decision.request {
-                return try await revalidate(
-                    stored,
-                    lookup: lookup,
-                    conditional: conditional,
-                    request: request,
-                    context: context,
-                    next: next
-                )
+        case .answerAndRefresh(_, let exchange), .answerThenForward(_, let exchange), .forward(let exchange):
+            // A refresh runs in the foreground here: the handler it calls belongs to the request.
+            guard let stored = lookup.stored else {
+                return try await forward(request, lookup: lookup, context: context, status: .miss(.uriMiss), next: next)
             }
-        default:
-            break
+            return try await revalidate(
+                stored,
+                lookup: lookup,
+                exchange: exchange,
+                request: request,
+                context: context,
+                next: next
+            )
         }
-        let reason: CacheStatusValue.Forward = lookup.stored == nil ? .uriMiss : .request
-        return try await forward(request, lookup: lookup, context: context, status: .miss(reason), next: next)
     }
 
-    /// Sends the conditional request to the handler: a 304 freshens `stored`, anything else
-    /// replaces it.
+    /// Sends the exchange's request (conditional when `stored` has validators) to the handler,
+    /// and does what the engine says its answer does: a 304 freshens `stored` (or, selecting
+    /// nothing stored, the request goes again without the conditions); a failure (5xx, 429)
+    /// leaves it, and it answers stale where `stale-if-error` allows; anything else replaces it.
     private func revalidate(
         _ stored: CachedResponse,
         lookup: ResponseLookup,
-        conditional: HTTPRequest,
+        exchange: RequestEngine.Exchange,
         request: Request,
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var head = request.head
-        head.headerFields[.ifNoneMatch] = conditional.headerFields[.ifNoneMatch]
-        head.headerFields[.ifModifiedSince] = conditional.headerFields[.ifModifiedSince]
+        head.headerFields[.ifNoneMatch] = exchange.request.headerFields[.ifNoneMatch]
+        head.headerFields[.ifModifiedSince] = exchange.request.headerFields[.ifModifiedSince]
         let requestTime = cache.configuration.now()
         let response = try await next(Request(head: head, body: request.body), context)
-        guard response.status == .notModified else {
+        switch RequestEngine.outcome(of: response.head, sent: exchange.request, original: lookup.request) {
+        case .freshen:
+            break
+        case .failed where exchange.fallback:
+            let age = CacheRules.currentAge(of: stored, now: cache.configuration.now())
+            return answer(from: stored, age: age, to: request.head, status: .staleOnError(response.status.code))
+        default:
             return try await store(
                 response,
                 for: lookup,
@@ -200,8 +209,8 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
             )
         }
         guard let freshened else {
-            // The 304 answers the client's own validators, not the stored response's.
-            return response.withStatus(status(.miss(.stale)))
+            // The 304 selects nothing stored (RFC 9111 §4.3.3): the request goes again as it came.
+            return try await forward(request, lookup: lookup, context: context, status: .miss(.stale), next: next)
         }
         let age = CacheRules.currentAge(of: freshened, now: cache.configuration.now())
         return answer(from: freshened, age: age, to: request.head, status: .revalidated)
@@ -231,7 +240,9 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
     ) async throws -> Response {
         let head = response.head
         var response = response.withStatus(self.status(status))
-        guard lookup.request.method == .get, mayStore(head, for: lookup.request, context: context),
+        guard lookup.request.method == .get,
+            RequestEngine.outcome(of: head, sent: lookup.request, original: lookup.request) == .store,
+            mayStore(head, for: lookup.request, context: context),
             (response.body.contentLength ?? 0) <= configuration.maximumBodyBytes
         else { return response }
         let store = Storing(
@@ -259,16 +270,7 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
     /// What every answer the middleware stores — a handler's new answer or one a 304 freshened —
     /// passes through after the cache's own hook: ``visitorRules``, then the delegate.
     var storagePipeline: StoragePipeline {
-        guard let delegate = configuration.delegate else { return StoragePipeline(willCache: Self.visitorRules) }
-        return StoragePipeline(
-            willCache: Self.visitorRules,
-            steps: [
-                { response, request in
-                    let context = FetchContext(request: request, policy: .useProtocolCachePolicy, freshness: .http)
-                    return await delegate.willCache(response, for: context)
-                }
-            ]
-        )
+        StoragePipeline(willCache: Self.visitorRules, steps: configuration.delegate.map { [$0.storageStep] } ?? [])
     }
 
     /// The rules that keep one visitor's own data out of what is stored for every visitor: an

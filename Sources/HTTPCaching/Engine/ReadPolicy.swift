@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
+package import Foundation
+#endif
+
+/// How a read uses the cache, as the ``RequestEngine`` sees it: URLCache's four request policies
+/// and the offline-first read policies. `CachePolicy` (CachingClient) wraps one; a middleware
+/// reads by the protocol.
+package enum ReadPolicy: Hashable, Sendable {
+    case useProtocol
+    case cacheFirst
+    case networkFirst(timeout: Duration?)
+    case staleWhileRevalidate
+    case cacheThenNetwork
+    case cacheOnly
+    case returnCacheDataDontLoad
+    case networkOnly
+    case returnCacheDataElseLoad
+
+    /// Whether the policy never asks the network (the passive mode).
+    package var isPassive: Bool { self == .cacheOnly || self == .returnCacheDataDontLoad }
+
+    /// Whether the policy may answer with a fresh stored response without asking the network.
+    package var answersFreshFromCache: Bool {
+        switch self {
+        case .networkFirst, .networkOnly, .cacheThenNetwork: false
+        default: true
+        }
+    }
+}
+
+/// An app's TTLs over HTTP freshness (a `FreshnessClass`'s values, without its name): within the
+/// soft TTL an entry is fresh, past the hard TTL it is not answered without asking the origin,
+/// past the validation window it is not to be acted on until the origin confirms it. All count
+/// from when the origin last confirmed the entry (``CachedResponse/validatedAt``).
+package struct TTLRule: Hashable, Sendable {
+    package var softTTL: Duration?
+    package var hardTTL: Duration?
+    package var validationWindow: Duration?
+
+    package init(softTTL: Duration? = nil, hardTTL: Duration? = nil, validationWindow: Duration? = nil) {
+        self.softTTL = softTTL
+        self.hardTTL = hardTTL
+        self.validationWindow = validationWindow
+    }
+
+    /// HTTP freshness alone.
+    package static let http = TTLRule()
+
+    /// Whether any TTL or window is set (else HTTP freshness decides alone).
+    package var usesTTLs: Bool { softTTL != nil || hardTTL != nil || validationWindow != nil }
+
+    /// Where `stored` stands at `now`: fresh within the soft TTL (or by HTTP without one), stale up
+    /// to the hard TTL, then past it; past the validation window before anything else.
+    /// - Parameter isFreshByHTTP: whether HTTP freshness (RFC 9111 §4.2) calls it fresh.
+    package func age(of stored: CachedResponse, isFreshByHTTP: Bool, now: Date) -> EntryAge {
+        let sinceValidation = now.timeIntervalSince(stored.validatedAt)
+        if let window = validationWindow, sinceValidation >= window.seconds { return .unvalidated }
+        if let hard = hardTTL, sinceValidation >= hard.seconds { return .pastHardTTL }
+        if stored.isMarkedStale { return .stale }
+        if let soft = softTTL { return sinceValidation < soft.seconds ? .fresh : .stale }
+        return isFreshByHTTP ? .fresh : .stale
+    }
+}
+
+/// Where a stored entry stands against a read's ``TTLRule``.
+package enum EntryAge: Hashable, Sendable {
+    case fresh, stale, pastHardTTL
+    /// Past the validation window: not answered without the origin's confirmation.
+    case unvalidated
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    package var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
