@@ -73,9 +73,11 @@ struct FastHit: Sendable {
 
     /// A fresh stored response that answers `whole` from memory: what was found, and its age.
     private func freshHit(_ whole: HTTPRequest) -> (lookup: ResponseLookup, age: String, stored: CachedResponse)? {
-        guard let lookup = cache.memoryLookup(whole),
-            let plain = cache.plainFreshness(of: lookup, now: cache.configuration.now()), plain.isFresh,
-            let stored = lookup.stored
+        let now = cache.configuration.now()
+        guard let lookup = cache.memoryLookup(whole), let plain = cache.plainFreshness(of: lookup, now: now),
+            let stored = lookup.stored,
+            // The engine's fresh-hit rule, for the protocol's reads, which the ordinary path runs.
+            RequestEngine.servesFresh(.useProtocol, .http, stored, isFreshByHTTP: plain.isFresh, now: now)
         else { return nil }
         return (lookup, String(Int(min(Double(Int32.max), max(0, plain.age.rounded(.down))))), stored)
     }

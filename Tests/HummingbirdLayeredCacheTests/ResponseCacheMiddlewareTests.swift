@@ -20,7 +20,7 @@ import Testing
         let router = Router()
         let middleware: ResponseCacheMiddleware<BasicRequestContext>
 
-        init(delegate: (any CachingHTTPClientDelegate)? = nil, maximumBodyBytes: Int = 1 << 20) throws {
+        init(delegate: (any ResponseCacheDelegate)? = nil, maximumBodyBytes: Int = 1 << 20) throws {
             let configuration = ResponseCacheMiddleware<BasicRequestContext>.Configuration(
                 cache: .init(mode: .shared, now: clock.now),
                 delegate: delegate,
