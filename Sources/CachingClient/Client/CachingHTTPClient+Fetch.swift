@@ -162,7 +162,7 @@ extension CachingHTTPClient {
     @inline(__always)
     func lookup(for call: Call) async -> ResponseLookup {
         let isSafe = call.request.method == .get || call.request.method == .head
-        guard isSafe, call.policy.kind != .networkOnly else { return cache.unreadLookup(call.request) }
+        guard isSafe, !call.policy.kind.isNetworkOnly else { return cache.unreadLookup(call.request) }
         return await cache.lookup(call.request)
     }
 }

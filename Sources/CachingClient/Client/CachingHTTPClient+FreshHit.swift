@@ -49,7 +49,7 @@ extension CachingHTTPClient {
         rest: inout Rest
     ) -> FetchResult? {
         let method = request.method
-        guard method == .get || method == .head, policy.kind != .networkOnly else { return nil }
+        guard method == .get || method == .head, !policy.kind.isNetworkOnly else { return nil }
         switch cache.startLookup(request) {
         case .hit(let hit):
             let at = now
@@ -121,8 +121,9 @@ extension CachingHTTPClient {
         _ plain: (age: TimeInterval, lifetime: TimeInterval, isFresh: Bool),
         now: Date
     ) -> Bool {
-        // The engine's fresh-hit rule; the class's TTLs are copied out of it only when it has any.
-        let rule = ttl.usesTTLs ? (freshness ?? configuration.freshness).ttl : TTLRule.http
+        // The engine's fresh-hit rule (inlined); the class's TTLs are copied out of it only when it
+        // has any.
+        let rule = ttl.usesTTLs ? (freshness ?? configuration.freshness).ttl : TTLRule()
         return RequestEngine.servesFresh(policy.kind, rule, stored, isFreshByHTTP: plain.isFresh, now: now)
     }
 

@@ -20,11 +20,26 @@ package enum ReadPolicy: Hashable, Sendable {
     case networkOnly
     case returnCacheDataElseLoad
 
+    // The predicates the hot paths ask are inlinable and match cases rather than compare with
+    // `==`: the synthesized `==` of an enum with a payload is a call into this module, which a
+    // fresh hit measurably paid on every request.
+
     /// Whether the policy never asks the network (the passive mode).
-    package var isPassive: Bool { self == .cacheOnly || self == .returnCacheDataDontLoad }
+    @inlinable package var isPassive: Bool {
+        switch self {
+        case .cacheOnly, .returnCacheDataDontLoad: true
+        default: false
+        }
+    }
+
+    /// Whether the policy is ``networkOnly``: it neither reads nor answers from the cache.
+    @inlinable package var isNetworkOnly: Bool {
+        if case .networkOnly = self { return true }
+        return false
+    }
 
     /// Whether the policy may answer with a fresh stored response without asking the network.
-    package var answersFreshFromCache: Bool {
+    @inlinable package var answersFreshFromCache: Bool {
         switch self {
         case .networkFirst, .networkOnly, .cacheThenNetwork: false
         default: true
@@ -41,6 +56,7 @@ package struct TTLRule: Hashable, Sendable {
     package var hardTTL: Duration?
     package var validationWindow: Duration?
 
+    @inlinable
     package init(softTTL: Duration? = nil, hardTTL: Duration? = nil, validationWindow: Duration? = nil) {
         self.softTTL = softTTL
         self.hardTTL = hardTTL
@@ -51,11 +67,12 @@ package struct TTLRule: Hashable, Sendable {
     package static let http = TTLRule()
 
     /// Whether any TTL or window is set (else HTTP freshness decides alone).
-    package var usesTTLs: Bool { softTTL != nil || hardTTL != nil || validationWindow != nil }
+    @inlinable package var usesTTLs: Bool { softTTL != nil || hardTTL != nil || validationWindow != nil }
 
     /// Where `stored` stands at `now`: fresh within the soft TTL (or by HTTP without one), stale up
     /// to the hard TTL, then past it; past the validation window before anything else.
     /// - Parameter isFreshByHTTP: whether HTTP freshness (RFC 9111 §4.2) calls it fresh.
+    @inlinable
     package func age(of stored: CachedResponse, isFreshByHTTP: Bool, now: Date) -> EntryAge {
         let sinceValidation = now.timeIntervalSince(stored.validatedAt)
         if let window = validationWindow, sinceValidation >= window.seconds { return .unvalidated }
@@ -75,7 +92,7 @@ package enum EntryAge: Hashable, Sendable {
 
 extension Duration {
     /// The duration in seconds, as a `Double`.
-    package var seconds: Double {
+    @inlinable package var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }

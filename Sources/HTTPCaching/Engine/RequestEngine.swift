@@ -118,7 +118,7 @@ package struct RequestEngine: Sendable {
             // forbids the network.
             return read.policy.isPassive ? .missing(.passive(closed: true)) : .forward(exchange)
         }
-        if !isSafe || read.policy == .networkOnly { return .forward(exchange) }
+        if !isSafe || read.policy.isNetworkOnly { return .forward(exchange) }
 
         let first = lookup.first
         let others = lookup.others
@@ -205,6 +205,7 @@ package struct RequestEngine: Sendable {
     /// Whether `read` is answered with `stored` as it is, fresh, given its HTTP freshness
     /// (`isFreshByHTTP`, from ``ResponseCache``'s facts parsed when it was stored): the fresh-hit
     /// rule of ``plan(_:lookup:now:)``, for the hot paths that answer without building a plan.
+    @inlinable
     package static func servesFresh(
         _ policy: ReadPolicy,
         _ ttl: TTLRule,
