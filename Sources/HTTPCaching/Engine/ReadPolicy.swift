@@ -20,12 +20,12 @@ package enum ReadPolicy: Hashable, Sendable {
     case networkOnly
     case returnCacheDataElseLoad
 
-    // The predicates the hot paths ask are inlinable and match cases rather than compare with
-    // `==`: the synthesized `==` of an enum with a payload is a call into this module, which a
-    // fresh hit measurably paid on every request.
+    // The predicates match cases rather than compare with `==` (the synthesized `==` of an enum
+    // with a payload is a call). A hot path in another module matches the cases itself: these
+    // stay calls there, `@inlinable` or not (seen in the release binary).
 
     /// Whether the policy never asks the network (the passive mode).
-    @inlinable @inline(__always) package var isPassive: Bool {
+    @inlinable package var isPassive: Bool {
         switch self {
         case .cacheOnly, .returnCacheDataDontLoad: true
         default: false
@@ -33,13 +33,13 @@ package enum ReadPolicy: Hashable, Sendable {
     }
 
     /// Whether the policy is ``networkOnly``: it neither reads nor answers from the cache.
-    @inlinable @inline(__always) package var isNetworkOnly: Bool {
+    @inlinable package var isNetworkOnly: Bool {
         if case .networkOnly = self { return true }
         return false
     }
 
     /// Whether the policy may answer with a fresh stored response without asking the network.
-    @inlinable @inline(__always) package var answersFreshFromCache: Bool {
+    @inlinable package var answersFreshFromCache: Bool {
         switch self {
         case .networkFirst, .networkOnly, .cacheThenNetwork: false
         default: true
@@ -56,7 +56,7 @@ package struct TTLRule: Hashable, Sendable {
     package var hardTTL: Duration?
     package var validationWindow: Duration?
 
-    @inlinable @inline(__always)
+    @inlinable
     package init(softTTL: Duration? = nil, hardTTL: Duration? = nil, validationWindow: Duration? = nil) {
         self.softTTL = softTTL
         self.hardTTL = hardTTL
@@ -67,7 +67,7 @@ package struct TTLRule: Hashable, Sendable {
     package static let http = TTLRule()
 
     /// Whether any TTL or window is set (else HTTP freshness decides alone).
-    @inlinable @inline(__always) package var usesTTLs: Bool { softTTL != nil || hardTTL != nil || validationWindow != nil }
+    @inlinable package var usesTTLs: Bool { softTTL != nil || hardTTL != nil || validationWindow != nil }
 
     /// Where `stored` stands at `now`: fresh within the soft TTL (or by HTTP without one), stale up
     /// to the hard TTL, then past it; past the validation window before anything else.
@@ -92,7 +92,7 @@ package enum EntryAge: Hashable, Sendable {
 
 extension Duration {
     /// The duration in seconds, as a `Double`.
-    @inlinable @inline(__always) package var seconds: Double {
+    @inlinable package var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }

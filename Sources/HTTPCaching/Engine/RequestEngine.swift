@@ -205,7 +205,7 @@ package struct RequestEngine: Sendable {
     /// Whether `read` is answered with `stored` as it is, fresh, given its HTTP freshness
     /// (`isFreshByHTTP`, from ``ResponseCache``'s facts parsed when it was stored): the fresh-hit
     /// rule of ``plan(_:lookup:now:)``, for the hot paths that answer without building a plan.
-    @inlinable @inline(__always)
+    @inlinable
     package static func servesFresh(
         _ policy: ReadPolicy,
         _ ttl: TTLRule,
