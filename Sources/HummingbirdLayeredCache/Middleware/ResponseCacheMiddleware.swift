@@ -29,18 +29,23 @@ import Foundation
 ///   calling the handler, with `Age`; a 304 when the request's `If-None-Match` (or, without it,
 ///   `If-Modified-Since`) matches it (RFC 9110 §13.1).
 /// - A stale answer with validators is revalidated: the handler gets the request with
-///   `If-None-Match` / `If-Modified-Since`; a 304 from it freshens what is stored, anything else
-///   replaces it. `stale-while-revalidate` revalidates in the foreground too.
+///   `If-None-Match` / `If-Modified-Since`; a 304 from it freshens what is stored (one that
+///   selects nothing stored sends the request again without them), a failure (5xx, 429) leaves
+///   it and is answered with it within `stale-if-error`, anything else replaces it.
+///   `stale-while-revalidate` revalidates in the foreground too.
 /// - `only-if-cached` with nothing usable is answered 504 (RFC 9111 §5.2.1.7); the other request
 ///   directives (`no-cache`, `no-store`, `max-age`, `min-fresh`, `max-stale`) are honoured.
 /// - Otherwise the handler answers. A storable answer's body is copied into the cache while it
 ///   streams to the client (up to ``Configuration/maximumBodyBytes``); an answer that is not
 ///   storable — and every streaming body that is not — passes through untouched.
 ///
+/// These are the request engine's rules (HTTPCaching's, which `CachingHTTPClient` and
+/// `cache-proxy` run too), with the app's handler as the origin.
+///
 /// Never stored: answers to requests with credentials (`Authorization`, `Cookie`) unless the
 /// answer allows it (`public`, `s-maxage` or `must-revalidate`, RFC 9111 §3.5), answers that set
-/// a cookie, `private` answers in the shared mode, `no-store`, partial content and answers with
-/// trailers. Unsafe methods (`POST`, `PUT`, `DELETE`, …) pass through and, on success, invalidate
+/// a cookie, `private` answers in the shared mode, `no-store`, server errors (5xx, 429), partial
+/// content and answers with trailers. Unsafe methods (`POST`, `PUT`, `DELETE`, …) pass through and, on success, invalidate
 /// the target URI (RFC 9111 §4.4).
 ///
 /// Per route: add one middleware to each route group, over one shared `ResponseCache`
