@@ -111,14 +111,17 @@ package struct RequestEngine: Sendable {
     /// The plan for `read`, given what the cache holds for it (`lookup`) at `now`.
     package func plan(_ read: Read, lookup: ResponseLookup, now: Date) -> Plan {
         let request = read.request
-        let isSafe = request.method == .get || request.method == .head
-        var exchange = Exchange(request: request, fallback: false, timeout: nil, isGated: false)
+        // Exchanges are made only by the plans that send one (a fresh answer copies no request).
+        func unconditional() -> Exchange {
+            Exchange(request: request, fallback: false, timeout: nil, isGated: false)
+        }
         if lookup.isCacheClosed {
             // A closed cache: the origin answers alone (nothing is stored), unless the policy
             // forbids the network.
-            return read.policy.isPassive ? .missing(.passive(closed: true)) : .forward(exchange)
+            return read.policy.isPassive ? .missing(.passive(closed: true)) : .forward(unconditional())
         }
-        if !isSafe || read.policy.isNetworkOnly { return .forward(exchange) }
+        let isSafe = request.method == .get || request.method == .head
+        if !isSafe || read.policy.isNetworkOnly { return .forward(unconditional()) }
 
         let first = lookup.first
         let others = lookup.others
@@ -130,17 +133,19 @@ package struct RequestEngine: Sendable {
             case .cacheOnly, .returnCacheDataDontLoad: return .missing(.passive(closed: false))
             case .useProtocol where decision.action == .gatewayTimeout:
                 return .missing(.onlyIfCached(somethingStored: false))
-            default: return .forward(exchange)
+            default: return .forward(unconditional())
             }
         }
-        // The conditional request is built only when the origin is asked.
-        func revalidating(_ exchange: Exchange) -> Exchange {
-            var exchange = exchange
-            exchange.request = decision.request ?? rules.conditionalRequest(for: request, stored: [stored])
-            return exchange
-        }
         let age = read.ttl.age(of: stored, isFreshByHTTP: decision.action == .useStored, now: now)
-        exchange.isGated = age == .unvalidated
+        /// The exchange that revalidates `stored` (the conditional request is built only here).
+        func revalidating(fallback: Bool, timeout: Duration? = nil) -> Exchange {
+            Exchange(
+                request: decision.request ?? rules.conditionalRequest(for: request, stored: [stored]),
+                fallback: fallback,
+                timeout: timeout,
+                isGated: age == .unvalidated
+            )
+        }
         func offer(isFinal: Bool = true) -> Offer {
             let state: Offer.State
             switch age {
@@ -161,44 +166,39 @@ package struct RequestEngine: Sendable {
         case .cacheOnly, .returnCacheDataDontLoad, .returnCacheDataElseLoad:
             return .answer(offer())
         case .cacheFirst:
-            exchange.fallback = true
             switch age {
             case .fresh: return .answer(offer())
-            case .stale: return .answerAndRefresh(offer(), revalidating(exchange))
-            case .pastHardTTL, .unvalidated: return .forward(revalidating(exchange))
+            case .stale: return .answerAndRefresh(offer(), revalidating(fallback: true))
+            case .pastHardTTL, .unvalidated: return .forward(revalidating(fallback: true))
             }
         case .cacheThenNetwork:
-            return .answerThenForward(offer(isFinal: false), revalidating(exchange))
+            return .answerThenForward(offer(isFinal: false), revalidating(fallback: false))
         case .staleWhileRevalidate:
-            exchange.fallback = true
             switch age {
             case .fresh: return .answer(offer())
-            case .stale: return .answerThenForward(offer(isFinal: false), revalidating(exchange))
-            case .pastHardTTL, .unvalidated: return .forward(revalidating(exchange))
+            case .stale: return .answerThenForward(offer(isFinal: false), revalidating(fallback: true))
+            case .pastHardTTL, .unvalidated: return .forward(revalidating(fallback: true))
             }
         case .networkFirst(let timeout):
-            exchange.fallback = true
-            exchange.timeout = timeout ?? read.networkFirstTimeout
-            return .forward(revalidating(exchange))
+            return .forward(revalidating(fallback: true, timeout: timeout ?? read.networkFirstTimeout))
         case .useProtocol:
-            exchange.fallback = decision.mayServeStaleOnError
+            let fallback = decision.mayServeStaleOnError
             if read.ttl.usesTTLs {
                 switch age {
                 case .fresh: return .answer(offer())
-                case .stale: return .answerAndRefresh(offer(), revalidating(exchange))
+                case .stale: return .answerAndRefresh(offer(), revalidating(fallback: fallback))
                 case .pastHardTTL, .unvalidated:
-                    exchange.fallback = exchange.fallback || age == .unvalidated
-                    return .forward(revalidating(exchange))
+                    return .forward(revalidating(fallback: fallback || age == .unvalidated))
                 }
             }
             switch decision.action {
             case .useStored, .useStale: return .answer(offer())
-            case .useStaleAndRevalidate: return .answerAndRefresh(offer(), revalidating(exchange))
+            case .useStaleAndRevalidate: return .answerAndRefresh(offer(), revalidating(fallback: fallback))
             case .gatewayTimeout: return .missing(.onlyIfCached(somethingStored: true))
-            default: return .forward(revalidating(exchange))
+            default: return .forward(revalidating(fallback: fallback))
             }
         case .networkOnly:
-            return .forward(revalidating(exchange))
+            return .forward(revalidating(fallback: false))
         }
     }
 
