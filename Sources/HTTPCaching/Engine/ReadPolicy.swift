@@ -74,6 +74,8 @@ package struct TTLRule: Hashable, Sendable {
     /// - Parameter isFreshByHTTP: whether HTTP freshness (RFC 9111 §4.2) calls it fresh.
     @inlinable
     package func age(of stored: CachedResponse, isFreshByHTTP: Bool, now: Date) -> EntryAge {
+        // HTTP freshness alone (the protocol's reads, every middleware hit) reads no date.
+        guard usesTTLs else { return isFreshByHTTP && !stored.isMarkedStale ? .fresh : .stale }
         let sinceValidation = now.timeIntervalSince(stored.validatedAt)
         if let window = validationWindow, sinceValidation >= window.seconds { return .unvalidated }
         if let hard = hardTTL, sinceValidation >= hard.seconds { return .pastHardTTL }

@@ -38,7 +38,7 @@ package struct RequestEngine: Sendable {
         package init(
             _ request: HTTPRequest,
             policy: ReadPolicy = .useProtocol,
-            ttl: TTLRule = .http,
+            ttl: TTLRule = TTLRule(),
             networkFirstTimeout: Duration? = nil
         ) {
             self.request = request
