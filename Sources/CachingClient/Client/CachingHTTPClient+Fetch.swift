@@ -169,7 +169,7 @@ extension CachingHTTPClient {
 
 extension CachingHTTPClient {
     /// The plan for `call`, given what the cache holds for it (`lookup`) at `now`: the request
-    /// engine's (``HTTPCaching/RequestEngine``), pure — no I/O, no clock — with its offers made
+    /// engine's (HTTPCaching's `RequestEngine`), pure — no I/O, no clock — with its offers made
     /// into answers, so that every policy's behaviour is table-tested without sockets.
     func plan(_ call: Call, _ lookup: ResponseLookup, now at: Date) -> Plan {
         if let answer = freshAnswer(call.request, call.policy, call.freshness, lookup, now: at) {

@@ -5,7 +5,7 @@ public import HTTPTypes
 /// What an app hooks into a cache's storage: the last word on what is stored, after the
 /// ``WillCache`` hooks, asynchronous (it may await a keychain, an actor or a database).
 ///
-/// Every door runs it in one ``StoragePipeline`` — the configuration's ``WillCache``, the call's,
+/// Every door runs it in one storage pipeline — the configuration's ``WillCache``, the call's,
 /// then the delegates — for a new answer and for a stored answer a 304 freshened, before either is
 /// stored. The Hummingbird middleware takes one; a `CachingHTTPClientDelegate` (CachingClient) is
 /// one with a request's context and events added, and a ``WillCache`` is one too.

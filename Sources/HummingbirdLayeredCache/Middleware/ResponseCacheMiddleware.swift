@@ -119,7 +119,7 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
     }
 
     /// Answers `request` from the cache, or through `next` and stores what it answers: the
-    /// request engine's plan (``HTTPCaching``'s, the client's and the proxy's too), run with the
+    /// request engine's plan (HTTPCaching's, the client's and the proxy's too), run with the
     /// app's handler as the origin.
     public func handle(
         _ request: Request,
