@@ -194,4 +194,19 @@ import Testing
         request.method = .post
         #expect(!CacheRules.isNotModified(request, response))
     }
+
+    /// RFC 9111 §4.3.2: without `Last-Modified`, the stored response's `Date` answers an
+    /// `If-Modified-Since` (issue 34, item 6).
+    @Test(arguments: [
+        ("Sun, 06 Nov 1994 08:49:37 GMT", true), ("Sun, 06 Nov 1994 09:00:00 GMT", true),
+        ("Sun, 06 Nov 1994 08:49:36 GMT", false),
+    ])
+    func ifModifiedSinceIsAnsweredFromDateWithoutLastModified(since: String, notModified: Bool) {
+        let response = HTTPResponse(status: .ok, headerFields: [.date: "Sun, 06 Nov 1994 08:49:37 GMT"])
+        var request = HTTPRequest(method: .get, scheme: "http", authority: "o", path: "/")
+        request.headerFields[.ifModifiedSince] = since
+        #expect(CacheRules.isNotModified(request, response) == notModified)
+        // Neither date: never "not modified".
+        #expect(!CacheRules.isNotModified(request, HTTPResponse(status: .ok)))
+    }
 }

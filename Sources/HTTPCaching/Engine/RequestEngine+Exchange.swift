@@ -39,7 +39,8 @@ extension RequestEngine {
 
 extension CacheRules {
     /// Whether `request`'s `If-None-Match` (weak comparison, RFC 9110 §13.1.2) or, without it,
-    /// its `If-Modified-Since` (§13.1.3) says the client's copy of the 200 `response` is current:
+    /// its `If-Modified-Since` (§13.1.3; against `Last-Modified`, else `Date`, as RFC 9111 §4.3.2
+    /// says) says the client's copy of the 200 `response` is current:
     /// the one evaluation of preconditions every door uses when it answers a conditional `GET` or
     /// `HEAD` from storage, with the one entity-tag parser (``entityTags(_:)``).
     package static func isNotModified(_ request: HTTPRequest, _ response: HTTPResponse) -> Bool {
@@ -50,10 +51,13 @@ extension CacheRules {
             guard let current = response.headerFields[.eTag].flatMap({ entityTags($0).first }) else { return false }
             return noneMatch.contains { weakMatch($0, current) }
         }
-        // A field that is present but lists no valid tag is not a condition that held.
+        // A field that is present but lists no valid tag is not a condition that held. Without
+        // `Last-Modified` the stored response's `Date` stands in (RFC 9111 §4.3.2): it was not
+        // modified after it was sent.
         guard request.headerFields[values: .ifNoneMatch].isEmpty,
             let since = request.headerFields[.ifModifiedSince].flatMap({ HTTPDate.parse($0) }),
-            let modified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) })
+            let modified = (response.headerFields[.lastModified] ?? response.headerFields[.date])
+                .flatMap({ HTTPDate.parse($0) })
         else { return false }
         return modified <= since
     }
