@@ -127,8 +127,9 @@ extension TieredCache {
     /// Nothing without a shared tier.
     /// - Parameters:
     ///   - tag: the tag.
-    ///   - removedKeys: the keys removed for it here (with ``remove(_:broadcasting:)`` and no
-    ///     broadcast): they need not be told one by one.
+    ///   - removedKeys: the keys removed for it here: every other instance drops them whatever its
+    ///     own records name (`ResponseCache` removes them without a message per key, so that the
+    ///     tag's invalidation is this one message).
     /// - Throws: ``CacheError/Code/closed`` when the cache is closed; the shared tier's error when
     ///   it could not be reached.
     public func broadcastTagInvalidation(_ tag: String, removedKeys: [CacheKey] = []) async throws {
