@@ -14,6 +14,7 @@ import PostgresNIO
 /// - a shared-tier hit (1 KiB and 4 KiB JSON) with 1 and 8 tasks, beside a bare postgres-nio
 ///   `SELECT` of the same row through its own pool in the same run: the physical limit;
 /// - the delay from a removal on one instance to the key gone from the other's memory;
+/// - the replay of 10,000 invalidations an instance missed while its listener was cut;
 /// - the hit ratio of two instances behind a round-robin balancer on a Zipf(0.99) workload, with
 ///   and without the shared tier.
 ///
@@ -51,6 +52,7 @@ enum SharedTierBenchmarks {
             }
             results += try await hits(tier: sealed, bare: bare, size: 1024, quick: quick)
             results.append(try await invalidationDelay(url: url, quick: quick))
+            results.append(try await replay(url: url, bare: bare, quick: quick))
             results += try await zipf(url: url, quick: quick)
             return results
         }
@@ -171,7 +173,7 @@ enum SharedTierBenchmarks {
     private static func invalidationDelay(url: String, quick: Bool) async throws -> BenchmarkResult {
         let table = "benchinv\(UInt32.random(in: 0...UInt32.max))"
         let (a, b) = try (instance(url: url, table: table), instance(url: url, table: table))
-        let samples = quick ? 20 : 200
+        let samples = quick ? 20 : 1000
         let delays = try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await a.cache.run() }
             group.addTask { try await b.cache.run() }
@@ -256,22 +258,28 @@ enum SharedTierBenchmarks {
 
     // MARK: Support
 
-    private struct Instance: Sendable {
+    struct Instance: Sendable {
         let cache: TieredCache
         let sharedTier: PostgresSharedTier?
         var shared: PostgresSharedTier { sharedTier! }
     }
 
-    private static func instance(
+    static func instance(
         url: String,
         table: String,
         memoryBytes: Int = 64 << 20,
-        shared: Bool = true
+        shared: Bool = true,
+        configure: (inout PostgresSharedTier.Configuration) -> Void = { _ in },
+        lowerTiers: [any CacheTier] = [],
+        options: TieredCache.SharedOptions = .init()
     ) throws -> Instance {
         let memory = MemoryTier(configuration: .init(capacityBytes: memoryBytes))
         guard shared else { return Instance(cache: TieredCache(memory: memory, disk: nil), sharedTier: nil) }
-        let tier = try PostgresSharedTier(configuration: .init(url: url, table: table))
-        return Instance(cache: try TieredCache(memory: memory, lowerTiers: [], shared: tier), sharedTier: tier)
+        var configuration = PostgresSharedTier.Configuration(url: url, table: table)
+        configure(&configuration)
+        let tier = try PostgresSharedTier(configuration: configuration)
+        let cache = try TieredCache(memory: memory, lowerTiers: lowerTiers, shared: tier, options: options)
+        return Instance(cache: cache, sharedTier: tier)
     }
 
     private static func bareConfiguration(_ url: String) throws -> PostgresClient.Configuration {

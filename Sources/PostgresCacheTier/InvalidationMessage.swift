@@ -17,13 +17,19 @@ import Foundation
 /// - `KIND` `a`: every entry; no argument.
 /// - `KIND` `s`: entries stored at or after `ARGUMENT` milliseconds since 1970.
 /// - `KIND` `t`: the entries labelled with a tag; `ARGUMENT` as for `k`, the tag's UTF-8 bytes.
+/// - `KIND` `g`: a tag and the keys the invalidating instance removed for it; `ARGUMENT` as for
+///   `k`, of the tag's and then each key's UTF-8 bytes, each after its length (4 bytes, big
+///   endian).
 ///
 /// Other kinds are ignored, so that older instances skip what newer ones publish. PostgreSQL caps
-/// a payload at 8000 bytes: a key or tag too long for it is published as `a`.
+/// a notification at 8000 bytes: a key or tag too long for it is published as `a`, and a `g`
+/// too long for it is logged whole and notified by its sequence number alone (the listeners read
+/// it from the log).
 struct InvalidationMessage: Hashable, Sendable {
     enum Kind: Hashable, Sendable {
         case key([UInt8])
         case tag([UInt8])
+        case taggedKeys(tag: [UInt8], keys: [[UInt8]])
         case all
         case storedSince(Int64)
     }
@@ -46,14 +52,37 @@ struct InvalidationMessage: Hashable, Sendable {
                 return InvalidationMessage(sender: sender, kind: .all).unsealedPayload
             }
             return text
+        case .taggedKeys(let tag, let keys):
+            var bytes: [UInt8] = []
+            for field in [tag] + keys {
+                withUnsafeBytes(of: UInt32(field.count).bigEndian) { bytes.append(contentsOf: $0) }
+                bytes.append(contentsOf: field)
+            }
+            let argument = try sealer?.sealInvalidation(bytes) ?? bytes
+            return "\(Self.prefix)|\(sender)|g|\(Data(argument).base64EncodedString())"
         case .all, .storedSince:
             return unsealedPayload
         }
     }
 
+    /// The fields of a `g` argument (a tag, then keys), or nil when it does not parse.
+    private static func fields(of bytes: [UInt8]) -> [[UInt8]]? {
+        var fields: [[UInt8]] = []
+        var index = 0
+        while index < bytes.count {
+            guard bytes.count - index >= 4 else { return nil }
+            let length = bytes[index..<index + 4].reduce(0) { $0 << 8 | Int($1) }
+            index += 4
+            guard bytes.count - index >= length else { return nil }
+            fields.append(Array(bytes[index..<index + length]))
+            index += length
+        }
+        return fields.isEmpty ? nil : fields
+    }
+
     private var unsealedPayload: String {
         switch kind {
-        case .key, .tag: preconditionFailure("a key or tag is published through payload(sealer:)")
+        case .key, .tag, .taggedKeys: preconditionFailure("a key or tag is published through payload(sealer:)")
         case .all: "\(Self.prefix)|\(sender)|a|"
         case .storedSince(let millis): "\(Self.prefix)|\(sender)|s|\(millis)"
         }
@@ -66,13 +95,19 @@ struct InvalidationMessage: Hashable, Sendable {
         sender = String(fields[1])
         let argument = fields[3]
         switch fields[2] {
-        case "k", "t":
+        case "k", "t", "g":
             guard var bytes = Data(base64Encoded: String(argument)).map(Array.init) else { return nil }
             if let sealer {
                 guard let opened = sealer.openInvalidation(bytes) else { return nil }
                 bytes = opened
             }
-            kind = fields[2] == "k" ? .key(bytes) : .tag(bytes)
+            switch fields[2] {
+            case "k": kind = .key(bytes)
+            case "t": kind = .tag(bytes)
+            default:
+                guard let parts = Self.fields(of: bytes) else { return nil }
+                kind = .taggedKeys(tag: parts[0], keys: Array(parts.dropFirst()))
+            }
         case "a":
             kind = .all
         case "s":
@@ -93,6 +128,8 @@ struct InvalidationMessage: Hashable, Sendable {
         switch kind {
         case .key(let bytes): .key(CacheKey(String(decoding: bytes, as: UTF8.self)))
         case .tag(let bytes): .tag(String(decoding: bytes, as: UTF8.self))
+        case .taggedKeys(let tag, let keys):
+            .tag(String(decoding: tag, as: UTF8.self), keys: keys.map { CacheKey(String(decoding: $0, as: UTF8.self)) })
         case .all: .all
         case .storedSince(let millis): .storedSince(Date(millisecondsSince1970: millis))
         }
@@ -103,7 +140,8 @@ extension InvalidationMessage.Kind {
     /// The kind that publishes `invalidation` (the inverse of ``InvalidationMessage/invalidation``).
     init(_ invalidation: SharedInvalidation) {
         if let tag = invalidation.tag {
-            self = .tag(Array(tag.utf8))
+            let keys = invalidation.taggedKeys.map { Array($0.string.utf8) }
+            self = keys.isEmpty ? .tag(Array(tag.utf8)) : .taggedKeys(tag: Array(tag.utf8), keys: keys)
         } else if let key = invalidation.key {
             self = .key(Array(key.string.utf8))
         } else if let date = invalidation.storedSince {

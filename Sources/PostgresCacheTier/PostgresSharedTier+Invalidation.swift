@@ -44,12 +44,22 @@ extension PostgresSharedTier {
         count(\.invalidationsSent, metrics.invalidationsSent)
     }
 
-    /// Notifies every other instance of `invalidation` without changing a row: a tag's (the
-    /// removals above notify their own).
+    /// Notifies every other instance of `invalidation`, a tag's, in one logged message, and
+    /// deletes the rows of the keys it names (``SharedInvalidation/taggedKeys``) in the same
+    /// statement, so that the message is delivered when they are gone.
     /// - Throws: `CacheError` when the database cannot be reached in time.
+    /// - Complexity: one statement, whatever the number of keys.
     public func broadcast(_ invalidation: SharedInvalidation) async throws {
+        let sealer = self.sealer
         let payload = try InvalidationMessage(sender: instanceID, kind: .init(invalidation)).payload(sealer: sealer)
-        try await perform(timeout: configuration.writeTimeout) { [self] in try await notify(payload) }
+        let named = invalidation.taggedKeys.flatMap { self.digests(of: $0, sealer: sealer) }
+        try await perform(timeout: configuration.writeTimeout) { [self] in
+            if named.isEmpty {
+                try await notify(payload)
+            } else {
+                try await delete(digests: named, notify: payload)
+            }
+        }
         count(\.invalidationsSent, metrics.invalidationsSent)
     }
 }

@@ -138,7 +138,7 @@ extension PostgresSharedTier {
                     INSERT INTO \(unescaped: logTable) (payload, logged_at) VALUES (\(payload), \(now))
                     RETURNING sequence
                 )
-                SELECT pg_notify(\(configuration.channel), (SELECT sequence FROM logged)::text || ' ' || \(payload))
+                SELECT pg_notify(\(configuration.channel), (SELECT sequence FROM logged)::text || ' ' || \(Self.notice(payload)))
                 """,
                 logger: logger
             ).drain()
@@ -180,7 +180,7 @@ extension PostgresSharedTier {
         WITH logged AS (
             INSERT INTO \(unescaped: logTable) (payload, logged_at) VALUES (\(payload), \(now)) RETURNING sequence
         )
-        SELECT pg_notify(\(configuration.channel), (SELECT sequence FROM logged)::text || ' ' || \(payload))
+        SELECT pg_notify(\(configuration.channel), (SELECT sequence FROM logged)::text || ' ' || \(Self.notice(payload)))
         """
     }
 
@@ -194,7 +194,7 @@ extension PostgresSharedTier {
                 INSERT INTO \(unescaped: logTable) (payload, logged_at) VALUES (\(payload), \(now))
                 RETURNING sequence
             )
-            SELECT pg_notify(\(configuration.channel), (SELECT sequence FROM logged)::text || ' ' || \(payload))
+            SELECT pg_notify(\(configuration.channel), (SELECT sequence FROM logged)::text || ' ' || \(Self.notice(payload)))
             """,
             logger: logger
         ).drain()
@@ -217,11 +217,18 @@ extension PostgresSharedTier {
         return bounds
     }
 
-    /// The log's entries after `sequence`, in order.
-    func logEntries(after sequence: Int64) async throws -> [(Int64, String)] {
+    /// What a notification carries of `payload`: all of it, or nothing when it is too long for
+    /// one (the listeners then read it from the log by its sequence number).
+    static func notice(_ payload: String) -> String {
+        payload.utf8.count <= InvalidationMessage.maximumPayloadBytes ? payload : ""
+    }
+
+    /// The log's entries after `sequence` (through `last`, when given), in order.
+    func logEntries(after sequence: Int64, through last: Int64 = .max) async throws -> [(Int64, String)] {
         let rows = try await client.query(
             """
-            SELECT sequence, payload FROM \(unescaped: logTable) WHERE sequence > \(sequence) ORDER BY sequence
+            SELECT sequence, payload FROM \(unescaped: logTable)
+            WHERE sequence > \(sequence) AND sequence <= \(last) ORDER BY sequence
             """,
             logger: logger
         )

@@ -77,10 +77,13 @@ public final class PostgresSharedTier: SharedCacheTier {
     let instanceID: String
     let metrics: SharedMetrics
     private let state: Mutex<State>
-    private let listening = Atomic<Bool>(false)
+    /// Whether the listener is connected (see ``isListening``).
+    let listening = Atomic<Bool>(false)
     /// The highest invalidation log sequence this instance has applied (nil before its listener
     /// first connected): where a replay starts.
-    private let logCursor = Mutex<Int64?>(nil)
+    let logCursor = Mutex<Int64?>(nil)
+    /// The last replay of the log: how many entries, and how long it took (``lastReplay``).
+    let replays = Mutex<ReplayRecord?>(nil)
     private let bytesSinceEviction = Atomic<Int>(0)
 
     private struct State {
@@ -310,100 +313,6 @@ public final class PostgresSharedTier: SharedCacheTier {
         guard amount > 0 else { return }
         state.withLock { $0.statistics[keyPath: field] += amount }
         counter.increment(by: amount)
-    }
-
-    /// Listens on the channel until cancelled, reconnecting with backoff.
-    private func listen(_ onInvalidation: @escaping @Sendable (SharedInvalidation) async -> Void) async {
-        var backoff = configuration.initialBackoff
-        while !Task.isCancelled {
-            do {
-                try await client.withConnection { connection in
-                    try await connection.listen(on: self.configuration.channel) { notifications in
-                        // Listening now: what was logged while the listener was down is replayed
-                        // before the notifications that arrive meanwhile (they wait in the sequence).
-                        try await self.replay(onInvalidation)
-                        self.listening.store(true, ordering: .relaxed)
-                        backoff = self.configuration.initialBackoff
-                        for try await notification in notifications {
-                            await self.receive(notification.payload, onInvalidation)
-                        }
-                    }
-                }
-            } catch {
-                if !Task.isCancelled {
-                    configuration.logger.debug("shared tier listener lost", metadata: ["error": "\(error)"])
-                }
-            }
-            listening.store(false, ordering: .relaxed)
-            do {
-                try await Task.sleep(for: backoff)
-            } catch {
-                return
-            }
-            backoff = min(backoff * 2, configuration.maximumBackoff)
-        }
-    }
-
-    /// Applies a notification: `SEQUENCE PAYLOAD`, the log's sequence number and the message.
-    private func receive(_ notification: String, _ onInvalidation: @Sendable (SharedInvalidation) async -> Void) async {
-        let parts = notification.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, let sequence = Int64(parts[0]) else {
-            configuration.logger.debug("ignored a notification", metadata: ["payload": "\(notification.prefix(40))"])
-            return
-        }
-        await apply(String(parts[1]), sequence: sequence, onInvalidation)
-    }
-
-    private func apply(
-        _ payload: String,
-        sequence: Int64,
-        _ onInvalidation: @Sendable (SharedInvalidation) async -> Void
-    ) async {
-        logCursor.withLock { $0 = max($0 ?? sequence, sequence) }
-        guard let message = InvalidationMessage(payload: payload, sealer: sealer) else {
-            configuration.logger.debug("ignored an invalidation", metadata: ["payload": "\(payload.prefix(40))"])
-            return
-        }
-        guard message.sender != instanceID else { return }
-        count(\.invalidationsReceived, metrics.invalidationsReceived)
-        await onInvalidation(message.invalidation)
-    }
-
-    /// How far before the cursor a replay starts: a removal whose sequence number was handed out
-    /// before another's may commit after it. Applying one twice does no harm.
-    static let replayOverlap: Int64 = 64
-
-    /// Replays the invalidation log after the last sequence applied, when the listener
-    /// (re)connects. On the first connection there is nothing to replay: it starts at the log's
-    /// end. When entries it has not applied were trimmed (it was away longer than
-    /// ``Configuration/invalidationLogRetention``) or the log is not the one it followed, it
-    /// cannot tell what it missed, and every local copy is dropped (``SharedInvalidation/all``).
-    func replay(_ onInvalidation: @Sendable (SharedInvalidation) async -> Void) async throws {
-        let bounds = try await perform(timeout: configuration.writeTimeout) { [self] in try await logBounds() }
-        let handedOut = bounds.last ?? 0
-        guard let cursor = logCursor.withLock({ $0 }) else {
-            logCursor.withLock { $0 = max($0 ?? handedOut, handedOut) }
-            return
-        }
-        let start = max(0, cursor - Self.replayOverlap)
-        let entries = try await perform(timeout: configuration.writeTimeout) { [self] in
-            try await logEntries(after: start)
-        }
-        // Entries after the cursor were handed out but the oldest kept is past them: trimmed.
-        let trimmed = handedOut > cursor && (bounds.lowest.map { $0 > cursor + 1 } ?? true)
-        if handedOut < cursor || trimmed {
-            configuration.logger.warning(
-                "shared tier: invalidations were missed beyond the log; dropping every local copy",
-                metadata: ["applied": "\(cursor)", "log": "\(bounds.lowest ?? 0)...\(handedOut)"]
-            )
-            logCursor.withLock { $0 = handedOut }
-            count(\.invalidationsReceived, metrics.invalidationsReceived)
-            await onInvalidation(.all)
-            return
-        }
-        for (sequence, payload) in entries {
-            await apply(payload, sequence: sequence, onInvalidation)
-        }
     }
 
     private func sweepLoop() async {

@@ -127,6 +127,56 @@ import Testing
         }
     }
 
+    @Test func aRemovalTheSharedTierFailedIsTriedAgainOnceItTakesAnotherOperation() async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await cache.run() }
+                try await cache.set(entry(versionedValue("a", version: 1)), for: "a")
+                try await waitUntil { shared.stored["a"] != nil }
+                shared.failRemovals(true)
+                try await cache.remove("a")
+                try await waitUntil { cache.sharedWriteStatistics.failed == 1 }
+                // Kept pending: the shared tier's copy is not read back meanwhile.
+                #expect(await cache.entry(for: "a") == nil)
+                #expect(shared.stored["a"] != nil)
+                shared.failRemovals(false)
+                try await cache.set(entry(versionedValue("b", version: 1)), for: "b")
+                try await waitUntil { shared.stored["a"] == nil }
+                #expect(shared.log.last == "remove a broadcast")
+                #expect(await cache.entry(for: "a") == nil)
+                group.cancelAll()
+            }
+        }
+    }
+
+    @Test func aTagsInvalidationDropsTheKeysItNamesBeforeTheHandlerRuns() async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared)
+            for key: CacheKey in ["a", "b"] {
+                try await cache.set(entry(versionedValue(key.string, version: 1)), for: key)
+            }
+            try await cache.broadcastTagInvalidation("news", removedKeys: ["a"])
+            #expect(shared.broadcasts == [.tag("news", keys: ["a"])])
+            let received = TagLog()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await cache.run { tag in
+                        // The keys are gone by the time the layer above hears of the tag.
+                        if cache.memory.entry(for: "b") == nil { received.append(tag) }
+                    }
+                }
+                shared.publish(.tag("sport", keys: ["b"]))
+                try await waitUntil { received.tags == ["sport"] }
+                group.cancelAll()
+            }
+            #expect(await cache.disk?.entry(for: "b") == nil)
+            #expect(await cache.entry(for: "a") != nil)  // its own broadcast drops nothing here
+        }
+    }
+
     @Test func anEncryptedCacheRefusesASharedTierThatCannotSealUnlessItOptsOutByName() async throws {
         try await withTemporaryDirectory { directory in
             var configuration = diskConfiguration(directory)
@@ -209,6 +259,7 @@ final class FakeSharedTier: SharedCacheTier {
         var log: [String] = []
         var reads = 0
         var broadcasts: [SharedInvalidation] = []
+        var failsRemovals = false
     }
 
     private let state = Mutex(State())
@@ -220,6 +271,9 @@ final class FakeSharedTier: SharedCacheTier {
     var broadcasts: [SharedInvalidation] { state.withLock { $0.broadcasts } }
 
     func publish(_ invalidation: SharedInvalidation) { continuation.yield(invalidation) }
+
+    /// Makes removals throw (the tier is down for them) or succeed again.
+    func failRemovals(_ fails: Bool) { state.withLock { $0.failsRemovals = fails } }
 
     func entry(for key: CacheKey) async -> CacheEntry? {
         state.withLock {
@@ -236,7 +290,8 @@ final class FakeSharedTier: SharedCacheTier {
     }
 
     func remove(_ key: CacheKey, broadcast: Bool) async throws {
-        state.withLock {
+        try state.withLock {
+            if $0.failsRemovals { throw CacheError(code: .io, message: "the shared tier is down") }
             $0.stored[key] = nil
             $0.log.append("remove \(key)\(broadcast ? " broadcast" : "")")
         }
@@ -245,7 +300,10 @@ final class FakeSharedTier: SharedCacheTier {
     func removeAll() async throws { state.withLock { $0.stored = [:] } }
 
     func broadcast(_ invalidation: SharedInvalidation) async throws {
-        state.withLock { $0.broadcasts.append(invalidation) }
+        state.withLock {
+            $0.broadcasts.append(invalidation)
+            for key in invalidation.taggedKeys { $0.stored[key] = nil }
+        }
     }
 
     func removeEntries(storedSince date: Date) async throws {

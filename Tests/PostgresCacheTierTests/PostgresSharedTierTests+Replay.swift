@@ -46,7 +46,8 @@ extension PostgresSharedTierTests {
                 guard b.cache.memory.entry(for: key) == nil else { return false }
                 return await b.cache.disk?.entry(for: key) == nil
             }
-            #expect(b.shared.isListening)
+            // The replay applies what it read before the listener says it is listening again.
+            try await waitUntil { b.shared.isListening }
             #expect(await a.cache.entry(for: key) == nil)
             #expect(await b.cache.entry(for: key) == nil)
         }

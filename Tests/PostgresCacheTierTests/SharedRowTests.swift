@@ -80,6 +80,13 @@ import Testing
             InvalidationMessage(sender: "abc", kind: .all),
             InvalidationMessage(sender: "abc", kind: .storedSince(1_700_000_000_000)),
             InvalidationMessage(sender: "abc", kind: .tag(Array("team:sport|news".utf8))),
+            InvalidationMessage(
+                sender: "abc",
+                kind: .taggedKeys(
+                    tag: Array("news".utf8),
+                    keys: [Array("GET https://x/1".utf8), [], Array("\u{0}é|x".utf8)]
+                )
+            ),
         ]
         for message in messages {
             let payload = try message.payload(sealer: sealer)
@@ -94,6 +101,20 @@ import Testing
         #expect(InvalidationMessage(payload: "something else", sealer: sealer) == nil)
         let long = InvalidationMessage(sender: "abc", kind: .key(Array(repeating: 65, count: 7000)))
         #expect(InvalidationMessage(payload: try long.payload(sealer: sealer), sealer: sealer)?.kind == .all)
+        // A tag with its keys is never cut short: too long for a notification, it is read from the log.
+        let many = InvalidationMessage(
+            sender: "abc",
+            kind: .taggedKeys(
+                tag: Array("news".utf8),
+                keys: Array(repeating: Array(repeating: 65, count: 300), count: 40)
+            )
+        )
+        #expect(InvalidationMessage(payload: try many.payload(sealer: sealer), sealer: sealer) == many)
+        // A truncated field list does not parse (unsealed: sealed, it would not open).
+        if !sealed {
+            let cut = String(try many.payload(sealer: nil).dropLast(8))
+            #expect(InvalidationMessage(payload: cut, sealer: nil) == nil)
+        }
     }
 
     @Test func urlsAreParsedAndBadOnesRefused() throws {

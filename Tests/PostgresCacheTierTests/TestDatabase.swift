@@ -74,7 +74,8 @@ struct Instance: Sendable {
         table: String,
         configure: Configure = { _ in },
         options: TieredCache.SharedOptions = .init(),
-        encryption: DiskEncryption? = nil
+        encryption: DiskEncryption? = nil,
+        wrapDisk: (DiskTier) -> any CacheTier = { $0 }
     ) throws {
         directory = TemporaryDirectory("shared")
         let disk = try DiskTier(
@@ -91,7 +92,7 @@ struct Instance: Sendable {
         )
         configure(&configuration)
         shared = try PostgresSharedTier(configuration: configuration)
-        cache = try TieredCache(memory: MemoryTier(), lowerTiers: [disk], shared: shared, options: options)
+        cache = try TieredCache(memory: MemoryTier(), lowerTiers: [wrapDisk(disk)], shared: shared, options: options)
     }
 
     /// A request: the cache's answer, or the origin's (counted) stored through the cache.

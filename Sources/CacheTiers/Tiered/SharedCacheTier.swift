@@ -33,9 +33,10 @@ public protocol SharedCacheTier: Sendable {
     func removeAll() async throws
     /// Removes the entries stored at or after `date` and tells every other instance to do the same.
     func removeEntries(storedSince date: Date) async throws
-    /// Tells every other instance of an invalidation that changes no row here: a tag's
-    /// (``SharedInvalidation/tag(_:)``), whose entries only the layer above knows. The removals
-    /// above broadcast their own.
+    /// Tells every other instance of a tag's invalidation (``SharedInvalidation/tag(_:keys:)``),
+    /// whose entries only the layer above knows, in one message: the tier removes the
+    /// invalidation's ``SharedInvalidation/taggedKeys`` with it, so that once another instance
+    /// hears of it, no read brings them back. The removals above broadcast their own.
     /// - Throws: when the tier could not be reached.
     func broadcast(_ invalidation: SharedInvalidation) async throws
     /// The bytes and entries the tier holds, or nil when it cannot be reached.
@@ -77,7 +78,7 @@ public struct SharedInvalidation: Hashable, Sendable, CustomStringConvertible {
         case key(CacheKey)
         case all
         case storedSince(Date)
-        case tag(String)
+        case tag(String, keys: [CacheKey])
     }
 
     private let base: Base
@@ -92,7 +93,12 @@ public struct SharedInvalidation: Hashable, Sendable, CustomStringConvertible {
     /// The entries that the layer above labelled with `tag` (an HTTP cache's tags): this module
     /// does not know which entries those are, and ``TieredCache/run(onTagInvalidation:)`` hands
     /// the tag to that layer.
-    public static func tag(_ tag: String) -> Self { Self(.tag(tag)) }
+    public static func tag(_ tag: String) -> Self { Self(.tag(tag, keys: [])) }
+    /// The entries labelled with `tag`, as ``tag(_:)``, and the `keys` the invalidating instance
+    /// removed for it: a shared tier removes them with the message that tells of it, and every
+    /// other instance drops them whatever its own member lists name (an instance that read a
+    /// tagged entry from the shared tier does not know its tag).
+    public static func tag(_ tag: String, keys: [CacheKey]) -> Self { Self(.tag(tag, keys: keys)) }
 
     /// The key, for a one-key invalidation.
     public var key: CacheKey? {
@@ -111,8 +117,14 @@ public struct SharedInvalidation: Hashable, Sendable, CustomStringConvertible {
 
     /// The tag, for a tag's invalidation.
     public var tag: String? {
-        if case .tag(let tag) = base { return tag }
+        if case .tag(let tag, _) = base { return tag }
         return nil
+    }
+
+    /// The keys removed for a tag's invalidation (see ``tag(_:keys:)``); empty otherwise.
+    public var taggedKeys: [CacheKey] {
+        if case .tag(_, let keys) = base { return keys }
+        return []
     }
 
     public var description: String {
@@ -120,7 +132,7 @@ public struct SharedInvalidation: Hashable, Sendable, CustomStringConvertible {
         case .key(let key): "key(\(key))"
         case .all: "all"
         case .storedSince(let date): "storedSince(\(date))"
-        case .tag(let tag): "tag(\(tag))"
+        case .tag(let tag, let keys): keys.isEmpty ? "tag(\(tag))" : "tag(\(tag), \(keys.count) keys)"
         }
     }
 }

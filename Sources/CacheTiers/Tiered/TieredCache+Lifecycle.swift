@@ -71,7 +71,8 @@ extension TieredCache {
         var tags: [String] = []
         while let missed = lifecycle.takeMissedOrOpen() {
             for invalidation in missed {
-                if let tag = invalidation.tag { tags.append(tag) } else { await applyHere(invalidation) }
+                await applyHere(invalidation)
+                if let tag = invalidation.tag { tags.append(tag) }
             }
         }
         // A tag's entries only the layer above knows, and it needs the cache open.

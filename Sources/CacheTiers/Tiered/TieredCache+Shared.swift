@@ -120,38 +120,42 @@ extension TieredCache {
         }
     }
 
-    /// Tells every other instance sharing the tier to drop what it labelled with `tag`: they
-    /// receive it in ``run(onTagInvalidation:)``. Nothing without a shared tier.
+    /// Tells every other instance sharing the tier to drop what it labelled with `tag`, and the
+    /// `removedKeys` this instance removed for it, in one message: the shared tier removes its
+    /// copies of those keys with it (see ``SharedCacheTier/broadcast(_:)``), and every other
+    /// instance drops its own copies of them and hands the tag to ``run(onTagInvalidation:)``.
+    /// Nothing without a shared tier.
+    /// - Parameters:
+    ///   - tag: the tag.
+    ///   - removedKeys: the keys removed for it here: every other instance drops them whatever its
+    ///     own records name (`ResponseCache` removes them without a message per key, so that the
+    ///     tag's invalidation is this one message).
     /// - Throws: ``CacheError/Code/closed`` when the cache is closed; the shared tier's error when
     ///   it could not be reached.
-    public func broadcastTagInvalidation(_ tag: String) async throws {
+    public func broadcastTagInvalidation(_ tag: String, removedKeys: [CacheKey] = []) async throws {
         guard let shared else { return }
         guard lifecycle.isOpen else { throw CacheError(code: .closed, message: "the cache is closed") }
-        try await shared.broadcast(.tag(tag))
+        try await shared.broadcast(.tag(tag, keys: removedKeys))
     }
 
-    /// Drops this instance's copies of what another instance removed; a tag goes to `onTag`.
-    /// While the cache is closed (its disk tier cannot drop anything), the invalidation is kept
-    /// and applied when ``reopen(encryption:)`` opens it again.
+    /// Drops this instance's copies of what another instance removed; a tag goes to `onTag` (after
+    /// the keys its invalidation names are dropped here). While the cache is closed (its disk
+    /// tier cannot drop anything), the invalidation is kept and applied when
+    /// ``reopen(encryption:)`` opens it again.
     func apply(_ invalidation: SharedInvalidation, onTag: (@Sendable (String) async -> Void)?) async {
         guard !lifecycle.keepIfNotOpen(invalidation) else { return }
-        if let tag = invalidation.tag {
-            await onTag?(tag)
-        } else {
-            await applyHere(invalidation)
-        }
+        await applyHere(invalidation)
+        if let tag = invalidation.tag { await onTag?(tag) }
         // Closed while it was applied: applied again on reopen.
         if !lifecycle.isOpen { _ = lifecycle.keepIfNotOpen(invalidation) }
     }
 
-    /// Drops the copies an invalidation other than a tag's names from memory and every lower tier.
+    /// Drops the copies an invalidation names from memory and every lower tier: a key, recent
+    /// entries, everything, or the keys a tag's invalidation removed (its tag is the layer
+    /// above's).
     func applyHere(_ invalidation: SharedInvalidation) async {
-        // A tier that fails to drop its copy has its own log; the invalidation goes on to the rest.
         if let key = invalidation.key {
-            await removals.removal(of: key) {
-                memory.remove(key)
-                for tier in lowerTiers { _ = try? await tier.remove(key) }
-            }
+            await dropHere(key)
         } else if let date = invalidation.storedSince {
             await removals.removal(of: nil) {
                 memory.removeEntries(storedSince: date)
@@ -162,6 +166,16 @@ extension TieredCache {
                 memory.removeAll()
                 for tier in lowerTiers { try? await tier.removeAll() }
             }
+        }
+        for key in invalidation.taggedKeys { await dropHere(key) }
+    }
+
+    /// Drops `key` from memory and every lower tier. A tier that fails to drop its copy has its
+    /// own log; the invalidation goes on to the rest.
+    private func dropHere(_ key: CacheKey) async {
+        await removals.removal(of: key) {
+            memory.remove(key)
+            for tier in lowerTiers { _ = try? await tier.remove(key) }
         }
     }
 

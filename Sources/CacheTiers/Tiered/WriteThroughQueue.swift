@@ -17,6 +17,11 @@ package import Foundation
 /// and counted. Removals are not counted against the bytes (they are small) but a lane holds at
 /// most ``laneCapacity`` items: a removal past it is dropped and counted too.
 ///
+/// A removal the shared tier fails (it is down) is kept, at most ``laneCapacity`` of them, and
+/// queued again once the tier takes another operation: its key stays pending until then, so
+/// that the shared tier's copy is not read back, and other instances hear of it late rather than
+/// never.
+///
 /// A bulk removal (``cutOff(storedSince:)``) is ordered against the writes: those queued before
 /// it that it covers are dropped, and it waits for those already being written, so that no write
 /// queued before a wipe lands after it.
@@ -70,6 +75,10 @@ package final class WriteThroughQueue: Sendable {
     /// such a key is gone as far as readers go.
     private let pendingRemovals = Mutex<[CacheKey: Int]>([:])
     private let counters = Mutex(TieredCache.SharedWriteStatistics())
+    /// Removals the shared tier failed, by key (true when one of them broadcast), to be tried
+    /// again once the tier takes an operation: until then their keys stay pending (the shared
+    /// tier's copy is not read), and other instances have not heard of them.
+    private let failedRemovals = Mutex<[CacheKey: Bool]>([:])
     /// Bulk removals begun; every item carries the count when it was queued.
     private let epoch = Atomic<UInt64>(0)
     private let cutoffs = Mutex(Cutoffs())
@@ -179,13 +188,54 @@ package final class WriteThroughQueue: Sendable {
                 }
                 defer { end(queuedIn: item.epoch) }
                 try await tier.set(entry, for: item.key)
-            case .remove(let broadcast): try await tier.remove(item.key, broadcast: broadcast)
+            case .remove(let broadcast):
+                try await tier.remove(item.key, broadcast: broadcast)
+                // An earlier removal of the key that failed is done with too.
+                if failedRemovals.withLock({ $0.removeValue(forKey: item.key) }) != nil { removalDone(item.key) }
             }
             counters.withLock { $0.written += 1 }
         } catch {
             counters.withLock { $0.failed += 1 }
+            if case .remove(let broadcast) = item.operation {
+                keepFailedRemoval(item.key, broadcast: broadcast)
+            }
+            return
         }
         if case .remove = item.operation { removalDone(item.key) }
+        retryFailedRemovals()
+    }
+
+    /// Keeps a removal the shared tier failed for ``retryFailedRemovals()``; its key stays
+    /// pending. Past ``laneCapacity`` removals kept, it is dropped and counted.
+    private func keepFailedRemoval(_ key: CacheKey, broadcast: Bool) {
+        let merged = failedRemovals.withLock { failed -> Bool? in
+            if let earlier = failed[key] {
+                failed[key] = earlier || broadcast
+                return true
+            }
+            guard failed.count < laneCapacity else { return nil }
+            failed[key] = broadcast
+            return false
+        }
+        switch merged {
+        case false?: return
+        case true?: removalDone(key)  // one removal kept stands for both
+        case nil:
+            counters.withLock { $0.droppedRemovals += 1 }
+            removalDone(key)
+        }
+    }
+
+    /// Queues again every removal the shared tier failed, now that it took an operation.
+    private func retryFailedRemovals() {
+        let failed = failedRemovals.withLock { failed in
+            defer { failed = [:] }
+            return failed
+        }
+        for (key, broadcast) in failed where !yield(Item(key: key, operation: .remove(broadcast: broadcast), bytes: 0))
+        {
+            removalDone(key)
+        }
     }
 
     /// Registers a write as being written, unless a bulk removal begun since it was queued covers

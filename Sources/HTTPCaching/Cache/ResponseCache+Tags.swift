@@ -23,20 +23,25 @@ extension ResponseCache {
     ///   ``HTTPCachingError/Code/closed`` when the cache is closed; ``HTTPCachingError/Code/storage``
     ///   with a tier's error.
     ///
-    /// With a shared tier (``Configuration/shared``), every other instance drops the responses too:
-    /// each removed URL is broadcast, the member lists are read from the shared tier as well as
-    /// from this instance's, and the tag itself is broadcast so that each instance drops what its
-    /// own lists name (a member list two instances rewrote at once may hold only one's members).
-    /// A broadcast that cannot reach the shared tier is logged, not thrown: this instance's copies
-    /// are gone all the same, as with any removal while the shared tier is down.
+    /// With a shared tier (``Configuration/shared``), every other instance drops the responses too,
+    /// through one message: the tag and the keys removed here (the member lists are read from the
+    /// shared tier as well as from this instance's). The shared tier removes its copies of those
+    /// keys with that message; each other instance drops its copies of them, and what its own
+    /// lists name for the tag (a member list two instances rewrote at once may hold only one's
+    /// members). A message that cannot reach the shared tier is logged, not thrown: this
+    /// instance's copies are gone all the same, as with any removal while the shared tier is down.
+    ///
+    /// The member lists are removed after their members: when a removal fails midway (the error
+    /// is thrown and nothing is broadcast), the lists still name what is left, and calling this
+    /// again removes it.
     /// - Complexity: O(members of the tag), plus a fixed number of reads of the tag's member lists
     ///   (with a shared tier, also from the database: 64 reads).
     @discardableResult
     public func invalidate(tag: String) async throws(HTTPCachingError) -> Int {
-        let removed = try await invalidateHere(tag: tag)
+        let (removed, keys) = try await invalidateHere(tag: tag)
         guard tiers.shared != nil else { return removed }
         do {
-            try await tiers.broadcastTagInvalidation(tag)
+            try await tiers.broadcastTagInvalidation(tag, removedKeys: keys)
         } catch {
             configuration.logger.warning(
                 "the tag's invalidation did not reach the other instances",
@@ -47,14 +52,45 @@ extension ResponseCache {
     }
 
     /// Removes the responses that this instance's member lists, and the shared tier's, name for
-    /// `tag`: ``invalidate(tag:)`` without telling the other instances, and what ``run()`` does
-    /// when another instance tells of one.
-    func invalidateHere(tag: String) async throws(HTTPCachingError) -> Int {
+    /// `tag`, then the lists: ``invalidate(tag:)`` without telling the other instances, and what
+    /// ``run()`` does when another instance tells of one. The shared tier's copies are removed
+    /// too, without a message per key.
+    /// - Returns: how many URLs held a response with the tag, and the tier keys removed (each
+    ///   member's primary key and its variants' keys).
+    /// - Throws: as ``invalidate(tag:)``; the lists are then kept, so that a retry reaches the
+    ///   members not yet removed.
+    func invalidateHere(tag: String) async throws(HTTPCachingError) -> (removed: Int, keys: [CacheKey]) {
+        try checkTagged(tag)
+        await tagRegistry.lock.lock()
+        defer { tagRegistry.lock.unlock() }
+        let (members, lists) = await members(of: tag)
         var removed = 0
-        for key in try await members(of: tag, forgetting: true) where try await removeRecord(under: CacheKey(key)) {
-            removed += 1
+        var keys: [CacheKey] = []
+        for member in members {
+            let primary = CacheKey(member)
+            let variants = await record(for: primary)?.variantIndex?.variants.map { CacheKey($0.key) } ?? []
+            let held = try await HTTPCachingError.storage("removing a tagged response") {
+                var held = false
+                for key in variants + [primary] where try await tiers.remove(key, broadcasting: false) {
+                    held = true
+                }
+                return held
+            }
+            keys += variants + [primary]
+            removed += held ? 1 : 0
         }
-        return removed
+        // Every member is gone: the lists that named them go now, not before.
+        tagRegistry.state.withLock { state in
+            state.memoryOnly[tag]?.subtract(members)
+            if state.memoryOnly[tag]?.isEmpty == true { state.memoryOnly[tag] = nil }
+            state.persisted[tag] = nil
+        }
+        for list in lists {
+            _ = try await HTTPCachingError.storage("forgetting a tag") {
+                try await tiers.remove(list, broadcasting: false)
+            }
+        }
+        return (removed, keys)
     }
 
     /// Marks every response stored with `tag` stale: each is kept (an offline app can still show
@@ -67,8 +103,12 @@ extension ResponseCache {
     /// - Complexity: O(members of the tag): each member is read and written once.
     @discardableResult
     public func markStale(tag: String) async throws(HTTPCachingError) -> Int {
+        try checkTagged(tag)
+        await tagRegistry.lock.lock()
+        let members = await members(of: tag).members
+        tagRegistry.lock.unlock()
         var marked = 0
-        for key in try await members(of: tag, forgetting: false) {
+        for key in members {
             guard let primary = await record(for: CacheKey(key)) else { continue }
             if primary.response != nil {
                 marked += try await mark(primary, under: CacheKey(key), tag: tag) ? 1 : 0
@@ -96,25 +136,11 @@ extension ResponseCache {
     }
 
     /// The primary keys recorded for `tag`: this process's memory-only members and the member
-    /// lists kept in the tiers.
-    /// - Parameter forgetting: whether to drop the tag's records (the members are being removed).
-    private func members(of tag: String, forgetting: Bool) async throws(HTTPCachingError) -> [String] {
-        guard !tag.isEmpty else {
-            throw HTTPCachingError(code: .invalidArgument, message: "a tag must not be empty")
-        }
-        guard tiers.isOpen else {
-            throw HTTPCachingError(code: .closed, message: "the cache is closed")
-        }
-        await tagRegistry.lock.lock()
-        defer { tagRegistry.lock.unlock() }
-        var keys = tagRegistry.state.withLock { state in
-            let keys = state.memoryOnly[tag] ?? []
-            if forgetting {
-                state.memoryOnly[tag] = nil
-                state.persisted[tag] = nil
-            }
-            return keys
-        }
+    /// lists kept in the tiers (and the shared tier's copies of them), with the keys of the lists
+    /// found. The caller holds ``TagRegistry/lock``.
+    private func members(of tag: String) async -> (members: [String], lists: [CacheKey]) {
+        var keys = tagRegistry.state.withLock { $0.memoryOnly[tag] ?? [] }
+        var lists: [CacheKey] = []
         for bucket in 0..<TagRegistry.bucketCount {
             let bucketKey = Self.tagBucketKey(tag, bucket)
             var found = false
@@ -130,11 +156,19 @@ extension ResponseCache {
                 keys.formUnion(members)
                 found = true
             }
-            if forgetting, found {
-                _ = try await HTTPCachingError.storage("forgetting a tag") { try await tiers.remove(bucketKey) }
-            }
+            if found { lists.append(bucketKey) }
         }
-        return keys.sorted()
+        return (keys.sorted(), lists)
+    }
+
+    /// Checks that `tag` can name members and that the cache is open.
+    private func checkTagged(_ tag: String) throws(HTTPCachingError) {
+        guard !tag.isEmpty else {
+            throw HTTPCachingError(code: .invalidArgument, message: "a tag must not be empty")
+        }
+        guard tiers.isOpen else {
+            throw HTTPCachingError(code: .closed, message: "the cache is closed")
+        }
     }
 
     /// Records that the primary `key` holds `response`, with its tags: in this process for a
