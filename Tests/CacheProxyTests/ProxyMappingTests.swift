@@ -148,11 +148,11 @@ import Testing
         #expect(answer.response.headerFields[.transferEncoding] == nil && answer.status == .hit)
     }
 
+    /// How the proxy answers a precondition (the evaluation's own table is `RequestEngineTests`
+    /// in HTTPCachingTests).
     @Test(arguments: [
-        ("If-None-Match", "\"a\"", true), ("If-None-Match", "W/\"a\"", true), ("If-None-Match", "*", true),
-        ("If-None-Match", "\"b\", \"a\"", true), ("If-None-Match", "\"b\"", false),
+        ("If-None-Match", "W/\"a\"", true), ("If-None-Match", "\"b\"", false),
         ("If-Modified-Since", "Sun, 06 Nov 1994 08:49:37 GMT", true),
-        ("If-Modified-Since", "Sun, 06 Nov 1994 08:49:36 GMT", false), ("If-Modified-Since", "garbage", false),
     ])
     func conditionalRequestsAreEvaluatedAgainstStoredAnswers(name: String, value: String, notModified: Bool) {
         let response = HTTPResponse(

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import CacheTestSupport
+import CacheTiers
+import Foundation
+import HTTPTypes
+import Testing
+
+@testable import HTTPCaching
+
+/// `Vary` (RFC 9111 §4.1): one variant per selecting field values, normalized as the rule says.
+extension ResponseCacheTests {
+    /// Linux URLCache defect: it never stored responses with Vary. RFC 9111 §4.1.
+    @Test func varyKeepsOneVariantPerSelectingFieldValues() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try ResponseCache(configuration: Self.configuration(directory))
+            let url = "https://h.example/greeting"
+            for (language, text) in [("en", "hello"), ("fr", "bonjour")] {
+                try await cache.storeCachedResponse(
+                    Self.response(text, [(.vary, "Accept-Language")]),
+                    for: Self.request(url, [(.acceptLanguage, language)])
+                )
+            }
+            try await cache.storeCachedResponse(
+                Self.response("no language", [(.vary, "accept-language")]),
+                for: Self.request(url)
+            )
+            #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "en")]))) == "hello")
+            #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "fr")]))) == "bonjour")
+            #expect(body(await cache.cachedResponse(for: Self.request(url))) == "no language")
+            #expect(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "de")])) == nil)
+            // The variants survive a cold memory tier.
+            cache.tiers.memory.removeAll()
+            #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "fr")]))) == "bonjour")
+            // Removing the URL removes every variant.
+            try await cache.removeCachedResponse(for: Self.request(url))
+            #expect(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "en")])) == nil)
+            #expect(await cache.tiers.disk?.usage.entryCount == 0)
+        }
+    }
+
+    /// RFC 9111 §4.1 and RFC 9110 §4.2.3: scheme and host compare case-insensitively, a default
+    /// port equals none, the fragment is not sent; path and query are compared exactly.
+    @Test(arguments: [
+        ("GET", "HTTPS", "Example.COM:443", "/a/B?q=X#frag", "GET https://example.com/a/B?q=X"),
+        ("GET", "http", "h.example:80", "", "GET http://h.example/"),
+        ("HEAD", "http", "h.example:8080", "/", "HEAD http://h.example:8080/"),
+        ("GET", "https", "h.example:80", "/", "GET https://h.example:80/"),
+        ("GET", "http", "h.example:", "/x", "GET http://h.example/x"),
+        ("GET", "https", "[::1]:443", "/é?ü=1", "GET https://[::1]/é?ü=1"),
+        ("GET", "https", "h.example", "#only", "GET https://h.example/"),
+        ("GET", "HTTPS", "API.Long-Host.EXAMPLE.org:443", "/P", "GET https://api.long-host.example.org/P"),
+        ("GET", "http", "ÀB.example@[]^_`{Z", "/", "GET http://Àb.example@[]^_`{z/"),
+    ])
+    func urlKeyNormalization(method: String, scheme: String, authority: String, path: String, expected: String) {
+        #expect(URLKey.make(method: method, scheme: scheme, authority: authority, path: path) == expected)
+        // The bytes a lookup uses are the key's.
+        let bytes = URLKey.withUTF8(method: method, scheme: scheme, authority: authority, path: path) { Array($0) }
+        #expect(bytes == Array(expected.utf8))
+    }
+
+    /// The eight-bytes-at-once lowercasing agrees with the byte-at-a-time rule for every byte
+    /// value in every position.
+    @Test func wordLowercasingMatchesTheByteRule() {
+        for value in 0...255 {
+            for position in 0..<8 {
+                var bytes: [UInt8] = [0x41, 0x5A, 0x40, 0x5B, 0x61, 0xC1, 0x7A, 0x20]
+                bytes[position] = UInt8(value)
+                let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                let lowered = withUnsafeBytes(of: URLKey.lowercased(word)) { Array($0) }
+                let expected = bytes.map { $0 &- UInt8(ascii: "A") < 26 ? $0 | 0x20 : $0 }
+                #expect(lowered == expected, "byte \(value) at \(position)")
+            }
+        }
+    }
+
+    /// RFC 9111 §4.1: whitespace and line splitting do not make a different variant; `Vary: *`
+    /// never matches, so it is not stored.
+    @Test func varyComparesNormalizedValuesAndStarNeverMatches() async throws {
+        let cache = try ResponseCache(configuration: Self.configuration(nil))
+        let url = "https://h.example/v"
+        try await cache.storeCachedResponse(
+            Self.response("gz", [(.vary, "Accept-Encoding")]),
+            for: Self.request(url, [(.acceptEncoding, "gzip, br")])
+        )
+        let split = Self.request(url, [(.acceptEncoding, "gzip"), (.acceptEncoding, "br")])
+        #expect(body(await cache.cachedResponse(for: split)) == "gz")
+        #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptEncoding, "gzip,br")]))) == "gz")
+        let star = try await cache.storeCachedResponse(Self.response("any", [(.vary, "*")]), for: Self.request(url))
+        #expect(!star)
+    }
+
+    /// A response that drops Vary replaces all the variants.
+    @Test func aPlainResponseReplacesVariants() async throws {
+        let cache = try ResponseCache(configuration: Self.configuration(nil))
+        let url = "https://h.example/r"
+        try await cache.storeCachedResponse(
+            Self.response("en", [(.vary, "Accept-Language")]),
+            for: Self.request(url, [(.acceptLanguage, "en")])
+        )
+        try await cache.storeCachedResponse(Self.response("plain"), for: Self.request(url))
+        #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "en")]))) == "plain")
+        #expect(cache.tiers.memory.usage.entryCount == 1)
+    }
+}
