@@ -331,7 +331,7 @@ public struct TieredCache: Sendable, Service {
     /// ``run()``, handing the tag of every tag invalidation that another instance broadcast to
     /// `onTagInvalidation`.
     /// - Parameter onTagInvalidation: called with the tag of every tag invalidation another
-    ///   instance broadcast (``broadcastTagInvalidation(_:)``), for the layer that knows which
+    ///   instance broadcast (``broadcastTagInvalidation(_:removedKeys:)``), for the layer that knows which
     ///   entries carry it; nil ignores them.
     public func run(onTagInvalidation: (@Sendable (String) async -> Void)?) async throws {
         guard let shared, let writeThrough else {
