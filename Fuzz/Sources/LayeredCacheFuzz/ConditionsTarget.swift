@@ -71,9 +71,9 @@ enum ConditionsTarget {
             for tag in storedTags { check(asked.contains(tag), "the conditional request leaves out \(tag)") }
         }
 
-        let notModified = Conditional.isNotModified(request, response)
-        if let current = responseFields[.eTag].flatMap({ Conditional.quotedStrings($0).first }),
-            requestFields[values: .ifNoneMatch].flatMap(Conditional.quotedStrings).contains(current)
+        let notModified = CacheRules.isNotModified(request, response)
+        if let current = responseFields[.eTag].flatMap({ CacheRules.entityTags($0).first }),
+            requestTags.contains(where: { CacheRules.weakMatch($0, current) })
         {
             check(notModified, "If-None-Match names the current tag")
         }
