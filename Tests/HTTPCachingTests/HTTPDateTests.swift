@@ -44,3 +44,15 @@ import Testing
         #expect(HTTPDate.format(Date(timeIntervalSince1970: Self.seconds)) == "Sun, 06 Nov 1994 08:49:37 GMT")
     }
 }
+
+extension HTTPDateTests {
+    /// IMF-fixdate's year is four digits: a year before 1000 is written with leading zeros, so that
+    /// what is written reads back (the conditions fuzz target found `Sun Nov  6 08:49:37 0994`).
+    @Test(arguments: ["Sun Nov  6 08:49:37 0994", "Sat, 01 Jan 0000 00:00:00 GMT", "Fri, 31 Dec 0099 23:59:59 GMT"])
+    func earlyYearsAreWrittenWithFourDigits(text: String) throws {
+        let date = try #require(HTTPDate.parse(text))
+        let written = HTTPDate.format(date)
+        #expect(written.split(separator: " ")[3].count == 4)
+        #expect(HTTPDate.parse(written) == date)
+    }
+}

@@ -30,7 +30,10 @@ public enum HTTPDate {
         let (year, month, day) = civil(fromDays: days)
         let weekday = Int((days % 7 + 11) % 7)  // 1970-01-01 was a Thursday (index 4).
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(weekdayNames[weekday]), \(two(day)) \(monthNames[month - 1]) \(year) "
+        // IMF-fixdate's year is four digits: year 994 is written `0994`, so that it reads back.
+        let fourDigitYear =
+            year >= 0 && year < 1000 ? String(repeating: "0", count: 4 - "\(year)".count) + "\(year)" : "\(year)"
+        return "\(weekdayNames[weekday]), \(two(day)) \(monthNames[month - 1]) \(fourDigitYear) "
             + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
     }
 
