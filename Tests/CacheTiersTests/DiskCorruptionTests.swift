@@ -160,6 +160,38 @@ import Testing
         #expect(reopened.entry(for: "after")?.value == versionedValue("after", version: 1))
     }
 
+    /// A removal that cannot be written (out of space) throws, and what it was to remove is
+    /// forgotten all the same: the store never serves an entry it was told to drop. An
+    /// invalidation from another instance relies on it (`TieredCache.applyHere`).
+    @Test(arguments: ["key", "since", "all"])
+    func aRemovalThatCannotBeWrittenStillForgets(removal: String) throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        var configuration = diskConfiguration(directory)
+        let faults = FaultInjector()
+        configuration.faults = faults
+        let store = try DiskStore(configuration: configuration)
+        for name in ["a", "b", "c"] { try store.set(entry(versionedValue(name, version: 1)), for: CacheKey(name)) }
+
+        faults.failWrites(with: .noSpace)
+        let error = try #require(throws: CacheError.self) {
+            switch removal {
+            case "key": _ = try store.remove("a")
+            case "since": _ = try store.removeEntries(storedSince: Date(timeIntervalSince1970: 0))
+            default: try store.removeAll()
+            }
+        }
+        #expect(error.code == .outOfSpace)
+        #expect(store.entry(for: "a") == nil)
+        if removal != "key" {
+            #expect(store.entry(for: "b") == nil && store.entry(for: "c") == nil)
+            #expect(store.index.count == 0)
+        }
+        faults.reset()
+        try store.set(entry(versionedValue("d", version: 1)), for: "d")
+        #expect(store.entry(for: "d")?.value == versionedValue("d", version: 1))
+    }
+
     /// A segment file full of garbage opens without a crash: the garbage is cut as a damaged tail
     /// and every good entry of the other segments stays.
     @Test func garbageSegmentFileIsSkipped() throws {

@@ -19,11 +19,20 @@ extension DiskStore {
         try checkOpen()
         let threshold = date.millisecondsSince1970
         var doomed: [UInt64] = []
+        var firstError: (any Error)?
         for sequence in order {
             guard let segment = segments[sequence], segment.newestStoredAtMillis >= threshold else { continue }
             let length = segment.size - Self.segmentHeaderSize
-            guard length > 0, let bytes = try segment.file.read(count: length, at: Int64(Self.segmentHeaderSize))
-            else { continue }
+            let read: [UInt8]?
+            do {
+                read = length > 0 ? try segment.file.read(count: length, at: Int64(Self.segmentHeaderSize)) : nil
+            } catch {
+                // Which of its entries are recent is unknown: all of them go.
+                firstError = firstError ?? error
+                doomed += index.filter { $0.segment == sequence }.map(\.digest)
+                continue
+            }
+            guard let bytes = read else { continue }
             var newest = Int64.min
             bytes.withUnsafeBytes { bytes in
                 _ = RecordScanner.scan(bytes) { header, record, offset in
@@ -40,9 +49,12 @@ extension DiskStore {
             }
             segments[sequence]?.newestStoredAtMillis = newest
         }
+        // A tombstone that cannot be written forgets its key all the same (see `remove(_:)`), and
+        // the others are still removed: the first error is thrown once all of them are gone.
         for digest in doomed {
-            try remove(digest)
+            do { try remove(digest) } catch { firstError = firstError ?? error }
         }
+        if let firstError { throw firstError }
         return doomed.count
     }
 }

@@ -317,11 +317,21 @@ package final class DiskStore {
 
     /// Removes every entry: a clear marker at the head of a fresh segment, then every older segment
     /// deleted. A crash in between is harmless: replay meets the marker and forgets what precedes it.
+    /// When the marker cannot be written, every entry is forgotten all the same (nothing removed is
+    /// served again by this store; a restart may bring the older entries back, as after any failed
+    /// write) and the error is thrown.
     package func removeAll() throws {
         try checkOpen()
-        try rotate()
-        _ = try append(try RecordFormat.encodeClear(storedAtMillis: nowMillis()))
-        try syncActive()
+        do {
+            try rotate()
+            _ = try append(try RecordFormat.encodeClear(storedAtMillis: nowMillis()))
+            try syncActive()
+        } catch {
+            counters.writeErrors += 1
+            index.forEachEntry { entry in segments[entry.segment]?.handle.addLiveBytes(-entry.length) }
+            index.removeAll()
+            throw error
+        }
         index.removeAll()
         for sequence in order.dropLast() {
             try deleteSegment(sequence)

@@ -159,24 +159,32 @@ extension TieredCache {
         } else if let date = invalidation.storedSince {
             await removals.removal(of: nil) {
                 memory.removeEntries(storedSince: date)
-                for tier in lowerTiers { _ = try? await tier.removeEntries(storedSince: date) }
+                for tier in lowerTiers { await dropBelow { _ = try await tier.removeEntries(storedSince: date) } }
             }
         } else if invalidation.isAll {
             await removals.removal(of: nil) {
                 memory.removeAll()
-                for tier in lowerTiers { try? await tier.removeAll() }
+                for tier in lowerTiers { await dropBelow { try await tier.removeAll() } }
             }
         }
         for key in invalidation.taggedKeys { await dropHere(key) }
     }
 
-    /// Drops `key` from memory and every lower tier. A tier that fails to drop its copy has its
-    /// own log; the invalidation goes on to the rest.
+    /// Drops `key` from memory and every lower tier.
     private func dropHere(_ key: CacheKey) async {
         await removals.removal(of: key) {
             memory.remove(key)
-            for tier in lowerTiers { _ = try? await tier.remove(key) }
+            for tier in lowerTiers { await dropBelow { _ = try await tier.remove(key) } }
         }
+    }
+
+    /// A lower tier's part of an invalidation from another instance. Its error has no caller to go
+    /// to and leaves nothing stale to undo: a disk tier that cannot write a removal forgets what it
+    /// was asked to remove all the same (counted in its write errors; `DiskStore.remove(_:)`,
+    /// `removeAll()`, `removeEntries(storedSince:)`), so this instance does not serve it; the
+    /// invalidation goes on to the other tiers.
+    private func dropBelow(_ removal: () async throws -> Void) async {
+        do { try await removal() } catch {}
     }
 
     /// ``run()`` with a shared tier: the disk tier's maintenance, the shared tier's own work with
