@@ -57,6 +57,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
+        // RawStructuredFieldValues: RFC 8941 fields (CDN-Cache-Control), no other dependency.
+        .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
@@ -117,6 +119,7 @@ let package = Package(
             dependencies: [
                 "CacheTiers",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -380,7 +383,8 @@ for target in package.targets where [.regular, .executable, .test].contains(targ
 // The targets' sources are wrapped in `#if Trait` to match, so that a build without the trait
 // compiles them empty. This checks that no declaration forgot its condition.
 let corePackages: Set<String> = [
-    "swift-system", "swift-log", "swift-metrics", "swift-http-types", "swift-service-lifecycle", "swift-crypto",
+    "swift-system", "swift-log", "swift-metrics", "swift-http-types", "swift-http-structured-headers",
+    "swift-service-lifecycle", "swift-crypto",
 ]
 for target in package.targets {
     for case .productItem(_, let packageName?, _, nil) in target.dependencies where !corePackages.contains(packageName) {

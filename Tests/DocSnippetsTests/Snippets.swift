@@ -183,8 +183,8 @@ func docs_caching_client_line7() async throws {
     _ = user
 }
 
-// docs/caching-client.md:110
-func docs_caching_client_line110() async throws {
+// docs/caching-client.md:113
+func docs_caching_client_line113() async throws {
     // Built in (documented values; change a copy, or define your own):
     //   .critical     soft 5 s, validation window 30 s, no hard TTL
     //   .interactive  soft 60 s, hard 1 h
@@ -197,8 +197,8 @@ func docs_caching_client_line110() async throws {
     _ = orders
 }
 
-// docs/caching-client.md:137
-func docs_caching_client_line137() async throws {
+// docs/caching-client.md:140
+func docs_caching_client_line140() async throws {
     let balance = await client.fetch(request, policy: .cacheFirst, freshness: .critical)
     if balance.freshness.staleReason == .notValidated {
         showReadOnly(balance.body!)      // shown, not acted on
@@ -209,8 +209,8 @@ func docs_caching_client_line137() async throws {
     _ = balance
 }
 
-// docs/caching-client.md:195
-func docs_caching_client_line195() async throws {
+// docs/caching-client.md:198
+func docs_caching_client_line198() async throws {
     struct SessionDelegate: CachingHTTPClientDelegate {
         let vault: Vault  // an actor the app owns
         func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
@@ -248,8 +248,8 @@ func docs_caching_client_line195() async throws {
     _ = stored
 }
 
-// docs/caching-client.md:257
-func docs_caching_client_line257() async throws {
+// docs/caching-client.md:260
+func docs_caching_client_line260() async throws {
     for await event in client.events(for: request, policy: .cacheThenNetwork) {
         switch event {
         case .cacheResponse(let cached) where cached.hasAnswer: render(cached, banner: "updating…")
@@ -261,15 +261,15 @@ func docs_caching_client_line257() async throws {
     }
 }
 
-// docs/caching-client.md:274
-func docs_caching_client_line274() async throws {
+// docs/caching-client.md:277
+func docs_caching_client_line277() async throws {
     try await client.close()                           // app goes to the background
     try await client.reopen(encryption: keys)          // back: same key (or a new one after reset)
     try await client.close(); try await client.reset() // sign-out: wipe memory and disk
 }
 
-// docs/caching-client.md:300
-func docs_caching_client_line300() async throws {
+// docs/caching-client.md:303
+func docs_caching_client_line303() async throws {
     let cache = try ResponseCache(configuration: .init(
         disk: .init(directory: "/var/cache/myapp-http"),
         willCache: .tagging { _, request in request.path?.hasPrefix("/tasks") == true ? ["tasks"] : [] }

@@ -67,3 +67,27 @@ import Testing
         #expect(rules.isStorable(CacheRulesTests.response(status, responseFields), for: request) == storable)
     }
 }
+
+extension CacheRulesStorabilityTests {
+    /// Issue 34 item 4 (RFC 9110 §15.1, RFC 9111 §4.2.2): every heuristically cacheable status,
+    /// 501 among them, is stored and gets a heuristic lifetime from `Last-Modified`; a status the
+    /// RFC does not list (206 aside, which is partial), such as 599 or 500, only with explicit
+    /// freshness, never a heuristic.
+    @Test(arguments: [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501, 500, 502, 599, 299])
+    func heuristicFreshnessIsForTheListedStatuses(status: Int) {
+        let listed = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501].contains(status)
+        let request = CacheRulesTests.request()
+        for rules in [CacheRulesTests.private_, CacheRulesTests.shared] {
+            let heuristic = CacheRulesTests.response(
+                status,
+                [("Date", "Sun, 06 Nov 1994 08:49:37 GMT"), ("Last-Modified", "Sun, 06 Nov 1994 06:49:37 GMT")]
+            )
+            #expect(rules.isStorable(heuristic, for: request) == listed)
+            let lifetime = rules.freshnessLifetime(of: heuristic, responseTime: CacheRulesTests.t0)
+            #expect(lifetime == (listed ? 720 : 0))  // a tenth of the two hours since modified
+            let explicit = CacheRulesTests.response(status, [("Cache-Control", "max-age=60")])
+            #expect(rules.isStorable(explicit, for: request))
+            #expect(rules.freshnessLifetime(of: explicit, responseTime: CacheRulesTests.t0) == 60)
+        }
+    }
+}

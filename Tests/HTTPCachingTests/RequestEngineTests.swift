@@ -169,7 +169,49 @@ import Testing
         var sent = original
         if conditional { sent.headerFields[.ifNoneMatch] = "\"v1\"" }
         let response = HTTPResponse(status: .init(code: status))
-        #expect(RequestEngine.outcome(of: response, sent: sent, original: original) == expected)
+        let engine = RequestEngine(rules: CacheRules(mode: .private))
+        #expect(engine.outcome(of: response, sent: sent, original: original) == expected)
+    }
+
+    /// Issue 34 item 3: a shared cache stores a failure the origin made explicitly fresh, as any
+    /// answer (RFC 9111 §3; Varnish and nginx do), unless a stored response may answer stale in
+    /// its place; a private cache, a heuristic or zero lifetime, or an unsafe method: failed.
+    @Test(arguments: [
+        (503, "shared", "max-age=60", false, RequestEngine.Outcome.store),
+        (500, "shared", "s-maxage=30", false, .store),
+        (502, "shared", "expires", false, .store),
+        (429, "shared", "max-age=5", false, .store),
+        (500, "shared", "max-age=60", true, .failed),  // stale-if-error: the stored answer stays
+        (501, "private", "", false, .store),  // an answer, heuristically cacheable (RFC 9110 §15.1)
+        (503, "shared", "max-age=0", false, .failed),
+        (503, "shared", "", false, .failed),
+        (503, "shared", "s-maxage=0, max-age=60", false, .failed),
+        (503, "private", "max-age=60", false, .failed),
+        (503, "private", "s-maxage=60", false, .failed),
+    ])
+    func aSharedCacheStoresAnExplicitlyFreshFailure(
+        status: Int,
+        mode: String,
+        cacheControl: String,
+        mayAnswerStale: Bool,
+        expected: RequestEngine.Outcome
+    ) {
+        let request = HTTPRequest(method: .get, scheme: "https", authority: "a", path: "/x")
+        var fields = HTTPFields()
+        if cacheControl == "expires" {
+            fields[.date] = "Sun, 06 Nov 1994 08:49:37 GMT"
+            fields[.expires] = "Sun, 06 Nov 1994 08:50:37 GMT"
+        } else if !cacheControl.isEmpty {
+            fields[.cacheControl] = cacheControl
+        }
+        let engine = RequestEngine(rules: CacheRules(mode: mode == "shared" ? .shared : .private))
+        let response = HTTPResponse(status: .init(code: status), headerFields: fields)
+        #expect(
+            engine.outcome(of: response, sent: request, original: request, mayAnswerStale: mayAnswerStale) == expected
+        )
+        var post = request
+        post.method = .post
+        #expect(engine.outcome(of: response, sent: post, original: post) == (status == 501 ? .keep : .failed))
     }
 
     @Test(arguments: [
@@ -208,5 +250,59 @@ import Testing
         #expect(CacheRules.isNotModified(request, response) == notModified)
         // Neither date: never "not modified".
         #expect(!CacheRules.isNotModified(request, HTTPResponse(status: .ok)))
+    }
+}
+
+extension RequestEngineTests {
+    /// Issue 34 item 7 (RFC 9110 §9.3.3, RFC 9111 §4): a `POST`'s 2xx with explicit freshness
+    /// and a `Content-Location` that is its target URI is stored for a later `GET` of it.
+    @Test(arguments: [
+        // (method, status, Content-Location, Cache-Control, stored for a GET)
+        ("POST", 200, "/a/p?x=1", "max-age=60", true),
+        ("POST", 201, "https://a/a/p?x=1", "max-age=60", true),
+        ("POST", 200, "p?x=1", "max-age=60", true),  // relative to /a/
+        ("POST", 200, "HTTPS://A/a/p?x=1", "max-age=60", true),
+        ("POST", 200, "/a/p", "max-age=60", false),  // not the target: the query differs
+        ("POST", 200, "/a/q?x=1", "max-age=60", false),
+        ("POST", 200, "https://b/a/p?x=1", "max-age=60", false),  // another origin
+        ("POST", 200, "", "max-age=60", false),
+        ("POST", 200, "/a/p?x=1", "", false),  // no explicit freshness
+        ("POST", 200, "/a/p?x=1", "max-age=0", false),
+        ("POST", 200, "/a/p?x=1", "s-maxage=60", false),  // private: s-maxage is not its freshness
+        ("POST", 303, "/a/p?x=1", "max-age=60", false),
+        ("PUT", 200, "/a/p?x=1", "max-age=60", false),
+    ])
+    func aPOSTsAnswerForItsOwnURIIsStoredForAGET(
+        method: String,
+        status: Int,
+        contentLocation: String,
+        cacheControl: String,
+        stored: Bool
+    ) throws {
+        var fields: HTTPFields = [.contentType: "application/json", .accept: "text/plain"]
+        fields[.contentLength] = "2"
+        let post = HTTPRequest(
+            method: HTTPRequest.Method(method)!,
+            scheme: "https",
+            authority: "a",
+            path: "/a/p?x=1",
+            headerFields: fields
+        )
+        var responseFields = HTTPFields()
+        if !contentLocation.isEmpty { responseFields[.contentLocation] = contentLocation }
+        if !cacheControl.isEmpty { responseFields[.cacheControl] = cacheControl }
+        let response = HTTPResponse(status: .init(code: status), headerFields: responseFields)
+        let engine = RequestEngine(rules: CacheRules(mode: .private))
+        let outcome = engine.outcome(of: response, sent: post, original: post)
+        #expect((outcome.storedAs != nil) == stored)
+        if let get = outcome.storedAs {
+            #expect(get.method == .get && get.path == post.path && get.authority == "a")
+            #expect(get.headerFields[.accept] == "text/plain")
+            #expect(get.headerFields[.contentType] == nil && get.headerFields[.contentLength] == nil)
+            // What a GET of that URI then gets, by the rules: storable.
+            #expect(engine.rules.isStorable(response, for: get))
+        } else if (200..<400).contains(status) {
+            #expect(outcome == .invalidate)
+        }
     }
 }

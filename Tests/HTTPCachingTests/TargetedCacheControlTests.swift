@@ -19,7 +19,7 @@ import Testing
         ([("Cache-Control", "max-age=600"), ("CDN-Cache-Control", "private")], false, 0.0, 600.0),
         ([("Cache-Control", "s-maxage=600"), ("CDN-Cache-Control", "max-age=5")], true, 5.0, 0.0),
         ([("Cache-Control", "max-age=60"), ("CDN-Cache-Control", "  ")], true, 60.0, 60.0),  // empty: ignored
-        ([("cdn-cache-control", "MAX-AGE=30")], true, 30.0, 0.0),
+        ([("cdn-cache-control", "max-age=30")], true, 30.0, 0.0),
     ])
     func cdnCacheControlWinsInASharedCache(
         fields: [(String, String)],
@@ -31,6 +31,32 @@ import Testing
         #expect(T.shared.isStorable(response, for: T.request()) == sharedStorable)
         #expect(T.shared.freshnessLifetime(of: response, responseTime: T.t0) == sharedLifetime)
         #expect(T.private_.freshnessLifetime(of: response, responseTime: T.t0) == privateLifetime)
+    }
+
+    /// Issue 34 item 1 (RFC 9213 §2.1, RFC 8941): a targeted field that is not a valid Structured
+    /// Field Dictionary, or gives a known directive a value of the wrong type, is ignored as a
+    /// whole, and Cache-Control (`max-age=60`) decides; a valid one is obeyed.
+    @Test(arguments: [
+        ("MAX-AGE=30", 60.0),  // keys are lowercase
+        ("max-age=\"30\"", 60), ("max-age=30.5", 60), ("max-age=thirty", 60), ("no-store=1", 60),
+        ("max-age=30, no-store=\"yes\"", 60), ("max-age=(30 40)", 60), ("max-age=30,,", 60),
+        ("max-age=99999999999999999", 60), ("no-store, max-age=1;a=\"x", 60),
+        // Valid: a Boolean false is the directive's absence; parameters and unknown directives of
+        // any type are ignored; `none` (RFC 9213 §3.1) is valid and says nothing.
+        ("no-store=?0, max-age=30", 30), ("max-age=30;x=1, ext=\"v\", y=(1 2)", 30), ("none", 0),
+    ])
+    func anInvalidTargetedFieldIsIgnoredAsAWhole(cdn: String, sharedLifetime: Double) {
+        let response = T.response(200, [("Cache-Control", "max-age=60"), ("CDN-Cache-Control", cdn)])
+        #expect(T.shared.freshnessLifetime(of: response, responseTime: T.t0) == sharedLifetime)
+        #expect(T.shared.isStorable(response, for: T.request()))
+        #expect(T.private_.freshnessLifetime(of: response, responseTime: T.t0) == 60)
+    }
+
+    @Test(arguments: ["private", "private=\"set-cookie\"", "no-store", "no-store=?1"])
+    func aValidTargetedFieldKeepsASharedCacheOut(cdn: String) {
+        let response = T.response(200, [("Cache-Control", "max-age=60"), ("CDN-Cache-Control", cdn)])
+        #expect(!T.shared.isStorable(response, for: T.request()))
+        #expect(T.private_.isStorable(response, for: T.request()))
     }
 
     @Test func cdnNoCacheMakesASharedCacheRevalidate() {

@@ -80,21 +80,57 @@ import Testing
         }
     }
 
-    /// A server error is never stored, whatever its freshness: the client and the proxy keep
-    /// the last good answer rather than an error, and the middleware now agrees.
-    @Test func aServerErrorIsNeverStored() async throws {
+    /// A server error is stored (shared mode) only when the handler made it explicitly fresh, as
+    /// the proxy does (issue 34 item 3): without freshness every request reaches the handler.
+    @Test(arguments: [true, false])
+    func aServerErrorIsStoredOnlyWithExplicitFreshness(explicit: Bool) async throws {
         let app = try App()
         let calls = app.calls
         app.router.get("/broken") { _, _ in
             calls.increment()
-            return Response(status: .internalServerError, headers: [.cacheControl: "max-age=60"])
+            let headers: HTTPFields = explicit ? [.cacheControl: "max-age=60"] : [:]
+            return Response(status: .internalServerError, headers: headers)
         }
         try await app.test { client in
             for _ in 0..<2 {
                 try await client.execute(uri: "/broken", method: .get) { #expect($0.status == .internalServerError) }
             }
         }
-        #expect(calls.count == 2)
+        #expect(calls.count == (explicit ? 1 : 2))
+    }
+
+    /// Issue 34 item 7: a `POST`'s explicitly fresh answer whose `Content-Location` is its own URI
+    /// answers the next `GET` (RFC 9110 §9.3.3), after invalidating what was stored.
+    @Test func aPOSTsAnswerForItsOwnURIAnswersTheNextGET() async throws {
+        let app = try App()
+        let calls = app.calls
+        app.router.get("/p") { _, _ in
+            calls.increment()
+            return Response(
+                status: .ok,
+                headers: [.cacheControl: "max-age=60"],
+                body: .init(byteBuffer: ByteBuffer(string: "old"))
+            )
+        }
+        app.router.post("/p") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.cacheControl: "max-age=60", .contentLocation: "/p"],
+                body: .init(byteBuffer: ByteBuffer(string: "made"))
+            )
+        }
+        try await app.test { client in
+            _ = try await client.execute(uri: "/p", method: .get)
+            try await client.execute(uri: "/p", method: .post, body: ByteBuffer(string: "{}")) { response in
+                #expect(String(buffer: response.body) == "made")
+                #expect(response.headers[Self.cacheStatus]?.contains("fwd=method") == true)
+            }
+            try await client.execute(uri: "/p", method: .get) { response in
+                #expect(String(buffer: response.body) == "made")
+                #expect(response.headers[Self.cacheStatus]?.contains("hit") == true)
+            }
+        }
+        #expect(calls.count == 1)
     }
 
     /// A delegate that is not a client's: the middleware asks it with the request, for what it

@@ -13,7 +13,8 @@ import Foundation
 /// `Cache-Control`, `CDN-Cache-Control` (RFC 9213) and `Vary` over arbitrary field values: the
 /// directive scanner's items survive being written out and scanned again; every delta-seconds
 /// directive is in range and, given twice, the most restrictive wins (RFC 9111 §4.2.1); a shared
-/// cache obeys a non-empty targeted field in place of `Cache-Control`; the `Accept-*` fast path
+/// cache obeys a valid targeted field (an RFC 8941 Dictionary, known directives well typed) in
+/// place of `Cache-Control`, and an invalid one not at all; the `Accept-*` fast path
 /// agrees with the general one whenever it answers.
 enum DirectivesTarget {
     static func run(_ data: UnsafeRawBufferPointer) {
@@ -51,10 +52,11 @@ enum DirectivesTarget {
         let shared = CacheRules(mode: .shared).responseDirectives(fields)
         let privateDirectives = CacheRules(mode: .private).responseDirectives(fields)
         check(privateDirectives == CacheControl(fields), "a private cache reads Cache-Control")
-        if let stored = fields[.cdnCacheControl], !stored.trimmingOWS().isEmpty {
-            check(shared == CacheControl(parsing: stored), "a shared cache obeys CDN-Cache-Control")
+        let targetedLines = fields[values: .cdnCacheControl]
+        if !targetedLines.isEmpty, let obeyed = CacheRules.targetedDirectives(parsing: targetedLines) {
+            check(shared == obeyed, "a shared cache obeys a valid CDN-Cache-Control")
         } else {
-            check(shared == CacheControl(fields), "without a targeted field, Cache-Control")
+            check(shared == CacheControl(fields), "without a valid targeted field, Cache-Control")
         }
         let response = HTTPResponse(status: .ok, headerFields: fields)
         let request = HTTPRequest(method: .get, scheme: "https", authority: "example.com", path: "/")

@@ -133,7 +133,7 @@ extension CachingHTTPClient {
             var requestTime = start
             var answer = try await send(step.request, body: step.body)
             var responseTime = now
-            if RequestEngine.outcome(of: answer.response, sent: step.request, original: step.original) == .freshen {
+            if engine.outcome(of: answer.response, sent: step.request, original: step.original) == .freshen {
                 var cacheError: CachingClientError?
                 let after: ResponseLookup?
                 do {
@@ -197,11 +197,22 @@ extension CachingHTTPClient {
         let error = CachingClientError.classify(answer.response)
         var stored: ResponseLookup?
         var cacheError: CachingClientError?
-        switch RequestEngine.outcome(of: answer.response, sent: step.request, original: step.original) {
+        let outcome = engine.outcome(
+            of: answer.response,
+            sent: step.request,
+            original: step.original,
+            mayAnswerStale: step.fallback && step.stored != nil
+        )
+        switch outcome {
         case .failed:
             recordFailure(step.backoffKey, error!)
         case .store, .freshen:
-            recordSuccess(step.backoffKey)
+            // A failure a shared cache stores (explicitly fresh) is still a failure to back off from.
+            if let error, error.code == .server {
+                recordFailure(step.backoffKey, error)
+            } else {
+                recordSuccess(step.backoffKey)
+            }
             let candidate = CachedResponse(
                 response: answer.response,
                 body: answer.body,
@@ -216,10 +227,21 @@ extension CachingHTTPClient {
                 cacheError = Self.cacheFailure(error)
                 configuration.logger.warning("could not store a response", metadata: ["error": "\(error)"])
             }
-        case .invalidate:
+        case .invalidate, .invalidateThenStore:
             recordSuccess(step.backoffKey)
             do {
                 try await cache.invalidate(after: answer.response, to: step.original)
+                if case .invalidateThenStore(let get) = outcome {
+                    // A POST's answer that is its target's current representation answers a
+                    // later GET: stored for that GET, through the same pipeline (RFC 9110 §9.3.3).
+                    let candidate = CachedResponse(
+                        response: answer.response,
+                        body: answer.body,
+                        requestTime: requestTime,
+                        responseTime: responseTime
+                    )
+                    stored = try await cache.store(candidate, for: cache.lookup(get), through: step.pipeline)
+                }
             } catch {
                 cacheError = Self.cacheFailure(error)
                 configuration.logger.warning("could not invalidate", metadata: ["error": "\(error)"])

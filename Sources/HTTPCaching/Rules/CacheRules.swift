@@ -150,6 +150,21 @@ public struct CacheRules: Hashable, Sendable {
         return min(maximumHeuristicLifetime, sinceModified * heuristicFraction)
     }
 
+    /// Whether `response` states its own freshness, for longer than nothing: `s-maxage` (in a
+    /// shared cache), else `max-age`, else an `Expires` after its `Date` (§4.2.1; without a
+    /// `Date`, an `Expires` that is a valid date). A heuristic lifetime is not explicit.
+    package func isExplicitlyFresh(_ response: HTTPResponse) -> Bool {
+        let directives = responseDirectives(response.headerFields)
+        if mode.isShared, let sharedMaxAge = directives.sharedMaxAge { return sharedMaxAge > 0 }
+        if let maxAge = directives.maxAge { return maxAge > 0 }
+        let expiresLines = response.headerFields[values: .expires]
+        guard let first = expiresLines.first, expiresLines.allSatisfy({ $0 == first }),
+            let expires = HTTPDate.parse(first)
+        else { return false }
+        guard let date = response.headerFields[.date].flatMap({ HTTPDate.parse($0) }) else { return true }
+        return expires > date
+    }
+
     /// The `Date` of a response, or `responseTime` when it has none or an invalid one.
     static func dateValue(_ fields: HTTPFields, responseTime: Date) -> Date {
         fields[.date].flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime

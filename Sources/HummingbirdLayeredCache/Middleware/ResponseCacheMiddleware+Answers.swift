@@ -70,6 +70,9 @@ enum CacheStatusValue: Sendable, Equatable {
         case request
         /// What was stored was stale and could not be revalidated with a 304.
         case stale
+        /// The request's method is not answered from the cache (a `POST` whose answer is
+        /// stored for a later `GET`).
+        case method
     }
 
     /// Answered from the cache; `ttl` is the remaining freshness in seconds (negative when stale).

@@ -128,15 +128,25 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
     ) async throws -> Response {
         let keyed = keyedRequest(request.head)
         guard request.method == .get || request.method == .head else {
+            let requestTime = cache.configuration.now()
             let response = try await next(request, context)
-            if RequestEngine.outcome(of: response.head, sent: keyed, original: keyed) == .invalidate {
-                do {
-                    try await cache.invalidate(after: response.head, to: keyed)
-                } catch {
-                    context.logger.warning("could not invalidate cached responses", metadata: ["error": "\(error)"])
-                }
+            let outcome = engine.outcome(of: response.head, sent: keyed, original: keyed)
+            guard outcome == .invalidate || outcome.storedAs != nil else { return response }
+            do {
+                try await cache.invalidate(after: response.head, to: keyed)
+            } catch {
+                context.logger.warning("could not invalidate cached responses", metadata: ["error": "\(error)"])
             }
-            return response
+            guard let get = outcome.storedAs else { return response }
+            // A POST's answer that is its target's current representation (RFC 9110 §9.3.3).
+            let lookup = await cache.lookup(get)
+            return try await store(
+                response,
+                for: lookup,
+                requestTime: requestTime,
+                status: .miss(.method),
+                context: context
+            )
         }
         let lookup = await cache.lookup(keyed)
         switch engine.plan(RequestEngine.Read(keyed), lookup: lookup, now: cache.configuration.now()) {
@@ -178,7 +188,13 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
         head.headerFields[.ifModifiedSince] = exchange.request.headerFields[.ifModifiedSince]
         let requestTime = cache.configuration.now()
         let response = try await next(Request(head: head, body: request.body), context)
-        switch RequestEngine.outcome(of: response.head, sent: exchange.request, original: lookup.request) {
+        let outcome = engine.outcome(
+            of: response.head,
+            sent: exchange.request,
+            original: lookup.request,
+            mayAnswerStale: exchange.fallback
+        )
+        switch outcome {
         case .freshen:
             break
         case .failed where exchange.fallback:
@@ -246,7 +262,7 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
         let head = response.head
         var response = response.withStatus(self.status(status))
         guard lookup.request.method == .get,
-            RequestEngine.outcome(of: head, sent: lookup.request, original: lookup.request) == .store,
+            engine.outcome(of: head, sent: lookup.request, original: lookup.request) == .store,
             mayStore(head, for: lookup.request, context: context),
             (response.body.contentLength ?? 0) <= configuration.maximumBodyBytes
         else { return response }
