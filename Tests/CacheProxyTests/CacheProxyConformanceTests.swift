@@ -77,6 +77,23 @@ import Testing
         try await f.stop()
     }
 
+    /// Item 5: a request whose `Accept-Language` prefers the stored variant's language is
+    /// answered by it (as the origin would choose); one that prefers another goes upstream.
+    @Test func acceptLanguageSelectsAStoredVariantByWeight() async throws {
+        let f = try await ProxyFixture.start()
+        let english = TestOrigin.Behavior.ok(
+            "hello",
+            headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept-Language"), ("Content-Language", "en")]
+        )
+        f.origin.setDefault(english, for: "/l")
+        #expect(try await f.send("/l", headers: [("Accept-Language", "en")]).cache == "MISS")
+        let preferred = try await f.send("/l", headers: [("Accept-Language", "en-GB;q=0.2, en")])
+        #expect(preferred.body == "hello" && preferred.cache == "HIT")
+        let french = try await f.send("/l", headers: [("Accept-Language", "fr, en;q=0.5")])
+        #expect(french.cache == "MISS" && f.origin.requestCount == 2)
+        try await f.stop()
+    }
+
     /// Item 7: a `POST`'s explicitly fresh answer whose `Content-Location` is its own URI
     /// answers the next `GET` of that URI (RFC 9110 §9.3.3); one for another URI does not.
     @Test func aPOSTsAnswerForItsOwnURIAnswersTheNextGET() async throws {

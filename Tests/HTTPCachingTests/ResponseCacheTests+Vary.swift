@@ -103,3 +103,50 @@ extension ResponseCacheTests {
         #expect(cache.tiers.memory.usage.entryCount == 1)
     }
 }
+
+/// Issue 34 item 5: `Accept-Language` selects among stored variants by weight, as the origin
+/// would (RFC 9110 §12.5.4, RFC 4647 basic filtering), not only when the sets are equal.
+extension ResponseCacheTests {
+    @Test(arguments: [
+        // (request Accept-Language, the stored variant answers)
+        ("en", true),  // the same set: the ordinary match
+        ("en, fr;q=0.5", true),
+        ("fr;q=0.4, EN", true),
+        ("en;q=0.8, de;q=0.8, fr;q=0.1", true),  // a tie at the top: either is the origin's choice
+        ("*", true),
+        ("fr, en;q=0.9", false),  // the origin would answer in French
+        ("de", false),
+        ("en-us, en;q=0.9", false),  // the origin may have en-US
+        ("en, fr, en-gb;q=0", false),  // excluded by a more specific range
+        ("en;q=2, fr;q=0.5", false),  // not a qvalue: the member is dropped, French leads
+        ("", false),
+    ])
+    func acceptLanguageSelectsTheVariantTheOriginWouldChoose(acceptLanguage: String, answers: Bool) async throws {
+        let cache = try ResponseCache(configuration: .init())
+        let url = "https://h.example/greeting"
+        try await cache.storeCachedResponse(
+            Self.response("hello", [(.vary, "Accept-Language, Accept-Encoding"), (.contentLanguage, "en-GB")]),
+            for: Self.request(url, [(.acceptLanguage, "en"), (.acceptEncoding, "gzip")])
+        )
+        var fields: [(HTTPField.Name, String)] = [(.acceptEncoding, "gzip")]
+        if !acceptLanguage.isEmpty { fields.append((.acceptLanguage, acceptLanguage)) }
+        let found = await cache.cachedResponse(for: Self.request(url, fields))
+        #expect((body(found) == "hello") == answers)
+        // Another varying field that differs is never negotiated away.
+        let otherEncoding = await cache.cachedResponse(
+            for: Self.request(url, [(.acceptLanguage, acceptLanguage), (.acceptEncoding, "br")])
+        )
+        #expect(otherEncoding == nil)
+    }
+
+    @Test(arguments: [
+        ("en", ["en"], true), ("en-gb", ["en"], true), ("en", ["en-gb"], false),
+        ("en", ["EN-gb;q=1, en;q=0.999"], false),
+        ("en, fr", ["en"], false),  // a response in two languages is no one's first choice
+        ("en", ["en;q=0.001"], true), ("en", ["en;q=0"], false), ("en", ["fr", "en"], true),  // lines join
+        ("en", ["en;q=1.0001"], false), ("en", ["en;q=.5"], false), ("zh-hant", ["zh-Hant-TW, zh-Hant;q=0.9"], false),
+    ])
+    func languagePreferenceReadsWeights(contentLanguage: String, acceptLanguage: [String], firstChoice: Bool) {
+        #expect(LanguagePreference.isFirstChoice(contentLanguage, for: acceptLanguage) == firstChoice)
+    }
+}

@@ -14,7 +14,8 @@ import Foundation
 /// directive scanner's items survive being written out and scanned again; every delta-seconds
 /// directive is in range and, given twice, the most restrictive wins (RFC 9111 §4.2.1); a shared
 /// cache obeys a valid targeted field (an RFC 8941 Dictionary, known directives well typed) in
-/// place of `Cache-Control`, and an invalid one not at all; the `Accept-*` fast path
+/// place of `Cache-Control`, and an invalid one not at all; `Accept-Language` weights read without
+/// a crash and a plain tag is its own first choice; the `Accept-*` fast path
 /// agrees with the general one whenever it answers.
 enum DirectivesTarget {
     static func run(_ data: UnsafeRawBufferPointer) {
@@ -80,6 +81,13 @@ enum DirectivesTarget {
                 let general = VaryRule.acceptedSet(list.split(separator: ",", omittingEmptySubsequences: false))
                 check(fast == general, "Accept-* fast path \(fast.debugDescription) != \(general.debugDescription)")
             }
+        }
+
+        // Accept-Language by weight: any list reads without a crash; a plain tag is its own
+        // request's first choice.
+        _ = LanguagePreference.isFirstChoice(vary, for: [value, targeted])
+        if !vary.isEmpty, vary.unicodeScalars.allSatisfy({ $0 == "-" || ($0.isASCII && $0.properties.isAlphabetic) }) {
+            check(LanguagePreference.isFirstChoice(vary, for: [vary]), "\(vary) is not the first choice of \(vary)")
         }
     }
 

@@ -288,6 +288,35 @@ extension ResponseCache {
                 found.append(box)
             }
         }
+        if found.isEmpty, let variants = primary.variantIndex?.variants {
+            return await negotiated(variants, request: request)
+        }
         return found
+    }
+
+    /// When no variant's fields match the request's, the newest variant that varies on
+    /// `Accept-Language`, whose other varying fields match, and whose `Content-Language` is the
+    /// request's first choice (``LanguagePreference/isFirstChoice(_:for:)``): the variant the
+    /// origin would have chosen (RFC 9111 §4.1 lets a cache select by a field's meaning).
+    /// Reads only on a would-be miss of a URL that varies on `Accept-Language`.
+    private func negotiated(_ variants: [VariantIndex.Variant], request: HTTPRequest) async -> [StoredRecord.Box] {
+        let acceptLanguage = request.headerFields[values: .acceptLanguage]
+        guard !acceptLanguage.isEmpty else { return [] }
+        var triedKeys: Set<String> = []
+        for variant in variants {
+            guard let languageIndex = variant.fieldNames.firstIndex(of: "accept-language"),
+                triedKeys.insert(variant.key).inserted,
+                let box = await record(for: CacheKey(variant.key)), let response = box.response,
+                box.varyFieldNames == variant.fieldNames, let stored = box.storedVaryValues,
+                let language = response.response.headerFields[.contentLanguage],
+                LanguagePreference.isFirstChoice(language, for: acceptLanguage)
+            else { continue }
+            let values = varyValues(of: variant.fieldNames, in: request.headerFields)
+            guard stored.count == values.count,
+                stored.indices.allSatisfy({ $0 == languageIndex || stored[$0] == values[$0] })
+            else { continue }
+            return [box]
+        }
+        return []
     }
 }
