@@ -36,7 +36,8 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         case idle
         /// The caller was cancelled before the race started: it is not started.
         case cancelledEarly
-        case running(CheckedContinuation<T, any Error>, tasks: [Task<Void, Never>])
+        /// Started: the body's task and the deadline's entry in the watch, once both exist.
+        case running(CheckedContinuation<T, any Error>, work: Task<Void, Never>?, watch: DeadlineWatch.Entry?)
         case finished
     }
 
@@ -52,7 +53,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
                 state = .finished
                 return true
             }
-            state = .running(continuation, tasks: [])
+            state = .running(continuation, work: nil, watch: nil)
             return false
         }
         guard !cancelledEarly else {
@@ -60,40 +61,107 @@ private final class DeadlineRace<T: Sendable>: Sendable {
             return
         }
         let work = Task { self.finish(await Result(catching: body)) }
-        let timer = Task {
-            // A cancelled sleep (the race ended first) ends the timer without a verdict.
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+        let watch = DeadlineWatch.shared.schedule(at: .now.advanced(by: timeout)) {
             self.finish(.failure(DeadlineExceeded()))
         }
         let alreadyFinished = state.withLock { state in
-            guard case .running(let continuation, _) = state else { return true }
-            state = .running(continuation, tasks: [work, timer])
+            guard case .running(let continuation, _, _) = state else { return true }
+            state = .running(continuation, work: work, watch: watch)
             return false
         }
         if alreadyFinished {
             work.cancel()
-            timer.cancel()
+            DeadlineWatch.shared.cancel(watch)
         }
     }
 
-    /// Resumes the caller with `result` unless it was resumed already, and cancels both tasks.
-    /// Before the start only a cancellation comes here: the race is then never started.
+    /// Resumes the caller with `result` unless it was resumed already, cancels the body's task
+    /// and takes the deadline out of the watch. Before the start only a cancellation comes here:
+    /// the race is then never started.
     func finish(_ result: Result<T, any Error>) {
-        let running: (CheckedContinuation<T, any Error>, [Task<Void, Never>])? = state.withLock { state in
+        typealias Running = (CheckedContinuation<T, any Error>, Task<Void, Never>?, DeadlineWatch.Entry?)
+        let running: Running? = state.withLock { state in
             switch state {
             case .idle:
                 state = .cancelledEarly
                 return nil
-            case .running(let continuation, let tasks):
+            case .running(let continuation, let work, let watch):
                 state = .finished
-                return (continuation, tasks)
+                return (continuation, work, watch)
             case .cancelledEarly, .finished:
                 return nil
             }
         }
-        guard let (continuation, tasks) = running else { return }
-        for task in tasks { task.cancel() }
+        guard let (continuation, work, watch) = running else { return }
+        work?.cancel()
+        if let watch { DeadlineWatch.shared.cancel(watch) }
         continuation.resume(with: result)
+    }
+}
+
+/// Every pending deadline of the process, watched by one timer task that runs while any is
+/// pending and ends each at most ``tick`` after its time: an operation registers its deadline
+/// (a lock and a dictionary entry) instead of starting a timer task of its own and cancelling
+/// it, which cost a task, a timer and a cancellation per query on the shared tier's hit path.
+final class DeadlineWatch: Sendable {
+    /// A deadline's place in the watch, to take it out.
+    struct Entry: Sendable, Hashable {
+        fileprivate let id: UInt64
+    }
+
+    static let shared = DeadlineWatch()
+    /// How late a deadline may end: the watch wakes at least this often while one is pending.
+    static let tick: Duration = .milliseconds(10)
+
+    private struct State {
+        var pending: [UInt64: (deadline: ContinuousClock.Instant, expire: @Sendable () -> Void)] = [:]
+        var nextID: UInt64 = 0
+        var isWatching = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Runs `expire` once `deadline` has passed, unless the entry is cancelled first.
+    func schedule(at deadline: ContinuousClock.Instant, _ expire: @escaping @Sendable () -> Void) -> Entry {
+        let (id, startWatching) = state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.pending[id] = (deadline, expire)
+            defer { state.isWatching = true }
+            return (id, !state.isWatching)
+        }
+        if startWatching { Task { await self.watch() } }
+        return Entry(id: id)
+    }
+
+    /// Takes a deadline out of the watch: it will not expire.
+    func cancel(_ entry: Entry) {
+        _ = state.withLock { $0.pending.removeValue(forKey: entry.id) }
+    }
+
+    /// Deadlines pending (for tests).
+    var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    /// Ends the deadlines whose time has come, until none is pending.
+    private func watch() async {
+        let clock = ContinuousClock()
+        while true {
+            let now = clock.now
+            let (due, earliest) = state.withLock { state in
+                let due = state.pending.filter { $0.value.deadline <= now }
+                for id in due.keys { state.pending[id] = nil }
+                let earliest = state.pending.values.map(\.deadline).min()
+                if earliest == nil { state.isWatching = false }
+                return (due.values.map(\.expire), earliest)
+            }
+            for expire in due { expire() }
+            guard let earliest else { return }
+            do {
+                try await clock.sleep(until: min(earliest, now.advanced(by: Self.tick)))
+            } catch {
+                // The watch is never cancelled; were it, it would go on watching.
+            }
+        }
     }
 }
 

@@ -46,6 +46,25 @@ struct DeadlineTests {
         #expect(!gate.wasWaitedOn)  // the body never started
         gate.open()
     }
+
+    /// One watch serves every deadline: what is due expires (once), what is cancelled never
+    /// does, and nothing stays pending.
+    @Test func theWatchExpiresWhatIsDueAndForgetsWhatIsCancelled() async throws {
+        let watch = DeadlineWatch()
+        let cancelled = watch.schedule(at: .now.advanced(by: .seconds(3600))) {
+            Issue.record("a cancelled deadline expired")
+        }
+        watch.cancel(cancelled)
+        let expired = Mutex(0)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            _ = watch.schedule(at: .now) {
+                expired.withLock { $0 += 1 }
+                continuation.resume()
+            }
+        }
+        #expect(expired.withLock { $0 } == 1)
+        #expect(watch.pendingCount == 0)
+    }
 }
 
 private struct Stuck: Error {}
