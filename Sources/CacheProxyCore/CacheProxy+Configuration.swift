@@ -41,6 +41,11 @@ extension CacheProxy {
         /// it has CPUs, or its loops take turns on one CPU and a request waits for the other
         /// loop's turn (measured: p99 latency about 1.5x).
         public var eventLoopGroup: (any EventLoopGroup)?
+        /// The bearer token a `PURGE` request must carry (`Authorization: Bearer TOKEN`) to remove
+        /// what is stored for its URL: every variant, for `GET` and `HEAD`, and with a shared
+        /// tier for every instance. Nil (the default) refuses `PURGE` with 405; a wrong or missing
+        /// token is a 401 and removes nothing.
+        public var purgeToken: String?
 
         /// Creates a configuration.
         public init(
@@ -54,7 +59,8 @@ extension CacheProxy {
             logger: Logger = Logger(label: "LayeredCache.CacheProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
             metricsFactory: (any MetricsFactory)? = nil,
             clock: any Clock<Duration> = ContinuousClock(),
-            eventLoopGroup: (any EventLoopGroup)? = nil
+            eventLoopGroup: (any EventLoopGroup)? = nil,
+            purgeToken: String? = nil
         ) {
             self.upstream = upstream
             self.listen = listen
@@ -67,6 +73,7 @@ extension CacheProxy {
             self.metricsFactory = metricsFactory
             self.clock = clock
             self.eventLoopGroup = eventLoopGroup
+            self.purgeToken = purgeToken
         }
     }
 }

@@ -116,7 +116,8 @@ public final class CacheProxy: Service, Sendable {
             statusHeader: configuration.cacheStatusHeader,
             maximumRequestBodyBytes: configuration.maximumBodyBytes,
             metrics: metrics,
-            logger: configuration.logger
+            logger: configuration.logger,
+            purgeToken: configuration.purgeToken.map { Array($0.utf8) }
         )
         // Fresh memory hits are answered on the event loop; everything else goes to the handler.
         let bodyBufferLimit = Self.hitBufferLimit(memoryCapacity: cache.memoryCapacity)

@@ -15,8 +15,10 @@ enum CacheStatus: String, Sendable {
     case revalidated = "REVALIDATED"
     /// The origin's response (a miss, or a request that passes through: unsafe methods, ranges).
     case miss = "MISS"
-    /// No answer: the proxy made a 502 or a 504.
+    /// No answer: the proxy made a 502 or a 504 (or refused the request itself).
     case error = "ERROR"
+    /// An authorized `PURGE`: what was stored for the URL is removed.
+    case purge = "PURGE"
 
     /// The status of `result`, whose response (`result.response`, built anew on every read) is
     /// `response`.

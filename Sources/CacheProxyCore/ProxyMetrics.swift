@@ -10,12 +10,14 @@ struct ProxyMetrics: Sendable {
     static let revalidationsLabel = "cache_proxy_revalidations_total"
     static let missesLabel = "cache_proxy_misses_total"
     static let errorsLabel = "cache_proxy_errors_total"
+    static let purgesLabel = "cache_proxy_purges_total"
 
     private let hits: Counter
     private let stale: Counter
     private let revalidations: Counter
     private let misses: Counter
     private let errors: Counter
+    private let purges: Counter
 
     init(factory: any MetricsFactory) {
         func counter(_ label: String) -> Counter { Counter(label: label, dimensions: [], factory: factory) }
@@ -24,6 +26,7 @@ struct ProxyMetrics: Sendable {
         revalidations = counter(Self.revalidationsLabel)
         misses = counter(Self.missesLabel)
         errors = counter(Self.errorsLabel)
+        purges = counter(Self.purgesLabel)
     }
 
     func record(_ status: CacheStatus) {
@@ -33,6 +36,7 @@ struct ProxyMetrics: Sendable {
         case .revalidated: revalidations.increment()
         case .miss: misses.increment()
         case .error: errors.increment()
+        case .purge: purges.increment()
         }
     }
 }

@@ -23,6 +23,28 @@ extension CacheProxyCommand {
     /// - Throws: ``KeyFileError`` for a file that cannot be read, is open to others, or holds
     ///   neither form.
     static func encryptionKey(file path: String) throws -> EncryptionKey {
+        try encryptionKey(contents: secret(file: path, upTo: 130), path: path)
+    }
+
+    /// The bearer token a `PURGE` must carry, from the file at `path` (readable by its owner
+    /// only, as a key file): its one line, without the line end; at least 16 bytes, printable
+    /// ASCII without spaces.
+    /// - Throws: ``KeyFileError`` for a file that cannot be read, is open to others, or holds no
+    ///   such token.
+    static func purgeToken(file path: String) throws -> String {
+        var bytes = try secret(file: path, upTo: 4097)
+        while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { bytes.removeLast() }
+        guard (16...4096).contains(bytes.count), bytes.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw KeyFileError(
+                description: "\(path) must hold one token of 16 to 4096 printable ASCII characters without spaces"
+            )
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Up to `limit` bytes of the regular file at `path`, which must be readable by its owner
+    /// only (mode 0600 or 0400).
+    private static func secret(file path: String, upTo limit: Int) throws -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw KeyFileError(description: "cannot open \(path): \(String(cString: strerror(errno)))")
@@ -38,7 +60,7 @@ extension CacheProxyCommand {
                     + "chmod 600 it"
             )
         }
-        var bytes = [UInt8](repeating: 0, count: 130)
+        var bytes = [UInt8](repeating: 0, count: limit)
         var count = 0
         while count < bytes.count {
             let got = bytes.withUnsafeMutableBytes { buffer in
@@ -51,7 +73,7 @@ extension CacheProxyCommand {
             if got == 0 { break }
             count += got
         }
-        return try encryptionKey(contents: Array(bytes[..<count]), path: path)
+        return Array(bytes[..<count])
     }
 
     /// The key a key file's bytes hold: 32 raw bytes, or 64 hexadecimal digits and an optional

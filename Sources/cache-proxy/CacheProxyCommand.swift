@@ -63,7 +63,16 @@ struct CacheProxyCommand: AsyncParsableCommand {
     )
     var keyFile: String?
 
-    @Flag(help: "Add X-Cache: HIT, STALE, REVALIDATED, MISS or ERROR to every response.")
+    @Option(
+        help: """
+            A file holding the bearer token (mode 0600) that a PURGE request must carry \
+            (Authorization: Bearer TOKEN) to remove a URL's stored responses; without it PURGE is \
+            refused (405).
+            """
+    )
+    var purgeTokenFile: String?
+
+    @Flag(help: "Add X-Cache: HIT, STALE, REVALIDATED, MISS, ERROR or PURGE to every response.")
     var cacheStatusHeader = false
 
     @Option(help: "Seconds one upstream exchange may take before the answer is a 504.")
@@ -138,6 +147,14 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 }
                 return field
             }
+        var purgeToken: String?
+        if let purgeTokenFile {
+            do {
+                purgeToken = try Self.purgeToken(file: purgeTokenFile)
+            } catch {
+                throw ValidationError("--purge-token-file: \(error)")
+            }
+        }
         var key: EncryptionKey?
         if let keyFile {
             do {
@@ -185,6 +202,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 address: address,
                 transport: origin ?? HTTPClientTransport(client: http),
                 eventLoops: loops,
+                purgeToken: purgeToken,
                 logger: logger
             )
         } catch {
@@ -203,6 +221,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
         address: ListenAddress,
         transport: any HTTPTransport,
         eventLoops: MultiThreadedEventLoopGroup,
+        purgeToken: String?,
         logger: Logger
     ) async throws {
         let cacheMode = cache.mode
@@ -214,7 +233,8 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 cacheStatusHeader: cacheStatusHeader ? HTTPField.Name("X-Cache") : nil,
                 requestTimeout: .seconds(timeout),
                 logger: logger,
-                eventLoopGroup: eventLoops
+                eventLoopGroup: eventLoops,
+                purgeToken: purgeToken
             ),
             transport: transport,
             onListening: { [logger, directory, postgres] port in

@@ -58,7 +58,8 @@ struct ProxyFixture {
         requestTimeout: Duration = .seconds(30),
         origin: TestOrigin? = nil,
         targetedCacheControl: [HTTPField.Name]? = nil,
-        upstreamClient: UpstreamClient = .origin
+        upstreamClient: UpstreamClient = .origin,
+        purgeToken: String? = nil
     ) async throws -> ProxyFixture {
         let origin = try await Self.origin(origin)
         let date = ManualDate()
@@ -77,7 +78,8 @@ struct ProxyFixture {
                 cache: cache,
                 cacheStatusHeader: statusHeader ? HTTPField.Name("X-Cache") : nil,
                 requestTimeout: requestTimeout,
-                metricsFactory: metrics
+                metricsFactory: metrics,
+                purgeToken: purgeToken
             ),
             transport: originTransport ?? HTTPClientTransport(client: Self.upstream)
         )
