@@ -107,6 +107,11 @@ let package = Package(
                 "CacheTiers",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(
+                    name: "NIOConcurrencyHelpers",
+                    package: "swift-nio",
+                    condition: .when(traits: ["PostgreSQL"])
+                ),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if PostgreSQL
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Runs `body` in a task of its own and returns its result, or throws ``DeadlineExceeded`` once
 /// `timeout` has passed, or `CancellationError` as soon as the caller is cancelled: whichever
@@ -41,14 +41,16 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         case finished
     }
 
-    private let state = Mutex(State.idle)
+    // A lock ThreadSanitizer sees (a pthread mutex): `Synchronization.Mutex` waits on a futex that
+    // it does not, and reports the accesses it guards as races.
+    private let state = NIOLockedValueBox(State.idle)
 
     func start(
         _ continuation: CheckedContinuation<T, any Error>,
         timeout: Duration,
         _ body: @escaping @Sendable () async throws -> T
     ) {
-        let cancelledEarly = state.withLock { state in
+        let cancelledEarly = state.withLockedValue { state in
             guard case .idle = state else {
                 state = .finished
                 return true
@@ -64,7 +66,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         let watch = DeadlineWatch.shared.schedule(at: .now.advanced(by: timeout)) {
             self.finish(.failure(DeadlineExceeded()))
         }
-        let alreadyFinished = state.withLock { state in
+        let alreadyFinished = state.withLockedValue { state in
             guard case .running(let continuation, _, _) = state else { return true }
             state = .running(continuation, work: work, watch: watch)
             return false
@@ -80,7 +82,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
     /// the race is then never started.
     func finish(_ result: Result<T, any Error>) {
         typealias Running = (CheckedContinuation<T, any Error>, Task<Void, Never>?, DeadlineWatch.Entry?)
-        let running: Running? = state.withLock { state in
+        let running: Running? = state.withLockedValue { state in
             switch state {
             case .idle:
                 state = .cancelledEarly
@@ -119,11 +121,11 @@ final class DeadlineWatch: Sendable {
         var isWatching = false
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())  // seen by ThreadSanitizer, as above
 
     /// Runs `expire` once `deadline` has passed, unless the entry is cancelled first.
     func schedule(at deadline: ContinuousClock.Instant, _ expire: @escaping @Sendable () -> Void) -> Entry {
-        let (id, startWatching) = state.withLock { state in
+        let (id, startWatching) = state.withLockedValue { state in
             let id = state.nextID
             state.nextID += 1
             state.pending[id] = (deadline, expire)
@@ -136,18 +138,18 @@ final class DeadlineWatch: Sendable {
 
     /// Takes a deadline out of the watch: it will not expire.
     func cancel(_ entry: Entry) {
-        _ = state.withLock { $0.pending.removeValue(forKey: entry.id) }
+        _ = state.withLockedValue { $0.pending.removeValue(forKey: entry.id) }
     }
 
     /// Deadlines pending (for tests).
-    var pendingCount: Int { state.withLock { $0.pending.count } }
+    var pendingCount: Int { state.withLockedValue { $0.pending.count } }
 
     /// Ends the deadlines whose time has come, until none is pending.
     private func watch() async {
         let clock = ContinuousClock()
         while true {
             let now = clock.now
-            let (due, earliest) = state.withLock { state in
+            let (due, earliest) = state.withLockedValue { state in
                 let due = state.pending.filter { $0.value.deadline <= now }
                 for id in due.keys { state.pending[id] = nil }
                 let earliest = state.pending.values.map(\.deadline).min()
