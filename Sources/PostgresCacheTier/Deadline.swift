@@ -36,8 +36,8 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         case idle
         /// The caller was cancelled before the race started: it is not started.
         case cancelledEarly
-        /// Started: the body's task and the deadline's entry in the watch, once both exist.
-        case running(CheckedContinuation<T, any Error>, work: Task<Void, Never>?, watch: DeadlineWatch.Entry?)
+        /// Started: the body's task and the deadline's ticket in the watch, once both exist.
+        case running(CheckedContinuation<T, any Error>, work: Task<Void, Never>?, watch: DeadlineWatch.Ticket?)
         case finished
     }
 
@@ -81,7 +81,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
     /// and takes the deadline out of the watch. Before the start only a cancellation comes here:
     /// the race is then never started.
     func finish(_ result: Result<T, any Error>) {
-        typealias Running = (CheckedContinuation<T, any Error>, Task<Void, Never>?, DeadlineWatch.Entry?)
+        typealias Running = (CheckedContinuation<T, any Error>, Task<Void, Never>?, DeadlineWatch.Ticket?)
         let running: Running? = state.withLockedValue { state in
             switch state {
             case .idle:
@@ -107,7 +107,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
 /// it, which cost a task, a timer and a cancellation per query on the shared tier's hit path.
 final class DeadlineWatch: Sendable {
     /// A deadline's place in the watch, to take it out.
-    struct Entry: Sendable, Hashable {
+    struct Ticket: Sendable, Hashable {
         fileprivate let id: UInt64
     }
 
@@ -123,8 +123,8 @@ final class DeadlineWatch: Sendable {
 
     private let state = NIOLockedValueBox(State())  // seen by ThreadSanitizer, as above
 
-    /// Runs `expire` once `deadline` has passed, unless the entry is cancelled first.
-    func schedule(at deadline: ContinuousClock.Instant, _ expire: @escaping @Sendable () -> Void) -> Entry {
+    /// Runs `expire` once `deadline` has passed, unless its ticket is cancelled first.
+    func schedule(at deadline: ContinuousClock.Instant, _ expire: @escaping @Sendable () -> Void) -> Ticket {
         let (id, startWatching) = state.withLockedValue { state in
             let id = state.nextID
             state.nextID += 1
@@ -133,12 +133,12 @@ final class DeadlineWatch: Sendable {
             return (id, !state.isWatching)
         }
         if startWatching { Task { await self.watch() } }
-        return Entry(id: id)
+        return Ticket(id: id)
     }
 
     /// Takes a deadline out of the watch: it will not expire.
-    func cancel(_ entry: Entry) {
-        _ = state.withLockedValue { $0.pending.removeValue(forKey: entry.id) }
+    func cancel(_ ticket: Ticket) {
+        _ = state.withLockedValue { $0.pending.removeValue(forKey: ticket.id) }
     }
 
     /// Deadlines pending (for tests).
