@@ -17,6 +17,21 @@ import Testing
     static let date = HTTPDate.format(Date(timeIntervalSince1970: 1_790_000_000))
     static let twoHoursEarlier = HTTPDate.format(Date(timeIntervalSince1970: 1_790_000_000 - 7_200))
 
+    /// Item 1: a `CDN-Cache-Control` that is not a valid Structured Field Dictionary, or gives a
+    /// directive a value of the wrong type, is ignored as a whole: `Cache-Control` decides.
+    @Test(arguments: [("max-age=5", false), ("max-age=\"5\"", true), ("MAX-AGE=5", true), ("max-age=5.0", true)])
+    func anInvalidCDNCacheControlIsIgnoredWhole(cdn: String, cacheControlDecides: Bool) async throws {
+        let f = try await ProxyFixture.start()
+        f.origin.setDefault(
+            .ok("t", headers: [("Cache-Control", "max-age=60"), ("CDN-Cache-Control", cdn)]),
+            for: "/t"
+        )
+        _ = try await f.send("/t")
+        f.advance(10)  // past the targeted 5 s, within Cache-Control's 60 s
+        #expect(try await f.send("/t").cache == (cacheControlDecides ? "HIT" : "MISS"))
+        try await f.stop()
+    }
+
     /// Item 3: a fresh 5xx the origin made explicitly cacheable is reused (RFC 9111 §3); a stored
     /// answer that allows `stale-if-error` is served in its place and stays; a private cache
     /// never stores it.
