@@ -95,13 +95,15 @@ enum DirectivesTarget {
         var name: String
         var argument: String?
 
-        /// The item as a sender writes it, its argument always quoted.
+        /// The item as a sender writes it, its argument always quoted. Escaped scalar by scalar:
+        /// by `Character`, a backslash before a combining mark is one grapheme with it and went
+        /// unescaped (the directives target's own finding, 2026-11-26; the scanner reads bytes).
         var serialized: String {
             guard let argument else { return name }
             var quoted = "\""
-            for character in argument {
-                if character == "\"" || character == "\\" { quoted.append("\\") }
-                quoted.append(character)
+            for scalar in argument.unicodeScalars {
+                if scalar == "\"" || scalar == "\\" { quoted.unicodeScalars.append("\\") }
+                quoted.unicodeScalars.append(scalar)
             }
             return name + "=" + quoted + "\""
         }
