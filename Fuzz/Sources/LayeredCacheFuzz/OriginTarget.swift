@@ -107,8 +107,15 @@ enum OriginTarget {
         let keepAlive = input.bool()
         let interim = input.bool()
         let body = input.bytes(upTo: 200)
-        let junk = input.bytes(upTo: 64)
+        let sent = input.bytes(upTo: 64)
         let junkInItsOwnRead = input.bool()
+        // Empty lines (CR, LF) in the answer's last read are skipped by NIO's decoder, as RFC 9112
+        // §2.2 lets a recipient skip them before a message: they cannot be read as an answer, and
+        // the connection may be kept. Any other byte past the answer, and any byte at all in a
+        // read of its own (the connection is idle then), is junk. (This target's finding in CI,
+        // 2026-11-26: a lone LF after an answer; the invariant was stricter than the framer.)
+        let blankLines = !junkInItsOwnRead && sent.allSatisfy { $0 == 13 || $0 == 10 }
+        let junk = blankLines ? [] : sent
         let hasBody = method != .HEAD && status != 204 && status != 304
         var text = interim ? "HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n" : ""
         text += "HTTP/1.1 \(status) X\r\nX-Answer: a\r\n"
@@ -130,9 +137,9 @@ enum OriginTarget {
         let expectedBody = hasBody ? body : []
         // The junk goes in the answer's last read, or in a read of its own after it.
         var reads = cut(bytes, &input)
-        if !junkInItsOwnRead { reads[reads.count - 1] += junk }
+        if !junkInItsOwnRead { reads[reads.count - 1] += sent }
         for read in reads { connection.receive(read) }
-        if junkInItsOwnRead, !junk.isEmpty { connection.receive(junk) }
+        if junkInItsOwnRead, !sent.isEmpty { connection.receive(sent) }
         if !framed { _ = try? connection.channel.close().wait() }
         let received: OriginConnectionHandler.Received
         switch outcome(answer, connection) {
@@ -191,7 +198,9 @@ enum OriginTarget {
         if method == .GET, code >= 200, code != 204, code != 304, lengths.count == 1, let length = Int(lengths[0]) {
             check(received.body.count == length, "a body of \(received.body.count) bytes for a length of \(length)")
         }
-        if received.reusable { check(connection.channel.isActive, "a kept connection is closed") }
+        // Unless this target closed it itself after the bytes (`closes`; found in the second
+        // campaign: the invariant blamed the framer for the target's own close).
+        if received.reusable, !closes { check(connection.channel.isActive, "a kept connection is closed") }
     }
 
     /// `bytes` cut into reads at the lengths the input gives.
