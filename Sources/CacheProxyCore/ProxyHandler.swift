@@ -149,9 +149,7 @@ struct ProxyHandler: Sendable {
             return Self.refusal(.serviceUnavailable, "the purge failed: \(error.message)\n")
         }
         logger.info("purged", metadata: ["path": "\(target.path ?? "")"])
-        var answer = Self.refusal(.ok, "purged\n")
-        answer.2 = .purge
-        return answer
+        return Self.refusal(.ok, "purged\n", status: .purge)
     }
 
     /// Whether `authorization` is `Bearer ` and `token`, compared in time that does not depend on
@@ -169,17 +167,19 @@ struct ProxyHandler: Sendable {
 
     private static let purgeMethod = HTTPRequest.Method("PURGE")!
 
-    /// An answer the proxy gives itself; `close` ends the connection after it (when what follows
-    /// on the connection cannot be trusted to be framed).
+    /// An answer the proxy gives itself, counted as `cacheStatus` (a refusal is an error; an
+    /// authorized purge is not); `close` ends the connection after it (when what follows on the
+    /// connection cannot be trusted to be framed).
     private static func refusal(
         _ status: HTTPResponse.Status,
         _ message: String,
-        close: Bool = false
+        close: Bool = false,
+        status cacheStatus: CacheStatus = .error
     ) -> (HTTPResponse, [UInt8], CacheStatus) {
         let body = Array(message.utf8)
         var fields: HTTPFields = [.contentType: "text/plain; charset=utf-8", .contentLength: String(body.count)]
         if close { fields[.connection] = "close" }
-        return (HTTPResponse(status: status, headerFields: fields), body, .error)
+        return (HTTPResponse(status: status, headerFields: fields), body, cacheStatus)
     }
 
     /// Whether an empty body of `method` is sent as an empty body rather than none.

@@ -132,9 +132,8 @@ import Testing
     func outOfSpaceFailsCleanly(bytesBeforeFailure: Int) throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        var configuration = diskConfiguration(directory)
         let faults = FaultInjector()
-        configuration.faults = faults
+        let configuration = diskConfiguration(directory, faults: faults)
         let store = try DiskStore(configuration: configuration)
         try store.set(entry(versionedValue("kept", version: 1)), for: "kept")
         try store.set(entry(versionedValue("replaced", version: 1)), for: "replaced")
@@ -167,9 +166,8 @@ import Testing
     func aRemovalThatCannotBeWrittenStillForgets(removal: String) throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        var configuration = diskConfiguration(directory)
         let faults = FaultInjector()
-        configuration.faults = faults
+        let configuration = diskConfiguration(directory, faults: faults)
         let store = try DiskStore(configuration: configuration)
         for name in ["a", "b", "c"] { try store.set(entry(versionedValue(name, version: 1)), for: CacheKey(name)) }
 

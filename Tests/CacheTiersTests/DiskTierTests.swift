@@ -14,15 +14,18 @@ func diskConfiguration(
     _ directory: TemporaryDirectory,
     capacity: Int = 64 << 20,
     segment: Int = 64 << 20,
-    now: @escaping @Sendable () -> Date = { fixedNow }
+    now: @escaping @Sendable () -> Date = { fixedNow },
+    faults: FaultInjector? = nil
 ) -> DiskTier.Configuration {
-    DiskTier.Configuration(
+    var configuration = DiskTier.Configuration(
         directory: directory.appending("cache"),
         capacityBytes: capacity,
         segmentBytes: segment,
         fsync: .never,
         now: now
     )
+    configuration.faults = faults
+    return configuration
 }
 
 /// A value that says which key and version it belongs to, so a wrong answer cannot pass.

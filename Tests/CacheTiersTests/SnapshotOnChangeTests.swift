@@ -12,9 +12,8 @@ import Testing
 @Suite struct SnapshotOnChangeTests {
     @Test func aReadOnlySessionClosesWithoutWritingASnapshot() throws {
         try withTemporaryDirectoryBlocking { directory in
-            var configuration = diskConfiguration(directory)
             let faults = FaultInjector()
-            configuration.faults = faults
+            let configuration = diskConfiguration(directory, faults: faults)
             do {
                 let store = try DiskStore(configuration: configuration)
                 for index in 0..<10 {

@@ -13,8 +13,7 @@ import Testing
         memoryCapacity: Int = 1 << 20,
         faults: FaultInjector? = nil
     ) throws -> TieredCache {
-        var configuration = diskConfiguration(directory)
-        configuration.faults = faults
+        let configuration = diskConfiguration(directory, faults: faults)
         let memory = MemoryTier(configuration: .init(capacityBytes: memoryCapacity, shardCount: 1))
         return TieredCache(memory: memory, disk: try DiskTier(configuration: configuration))
     }
