@@ -71,6 +71,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
+        // cache-proxy's /metrics (the Prometheus text format).
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
         // The DocC plugin behind `make docs`.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.4.0"),
     ],
@@ -176,6 +178,7 @@ let package = Package(
                 "CachingClient", "HTTPCaching", "NIOTransportSupport",
                 .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Proxy"])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Proxy"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

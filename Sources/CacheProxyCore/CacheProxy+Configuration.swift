@@ -46,6 +46,19 @@ extension CacheProxy {
         /// tier for every instance. Nil (the default) refuses `PURGE` with 405; a wrong or missing
         /// token is a 401 and removes nothing.
         public var purgeToken: String?
+        /// The response fields whose values become a stored response's tags, so that a `PURGE`
+        /// carrying one of these fields (`Surrogate-Key: product-42`) removes every response
+        /// tagged with it. Separated by spaces or commas; at most 64 tags of at most 256 bytes a
+        /// response. Default `Surrogate-Key` (Fastly) and `Cache-Tag` (Cloudflare); empty for no
+        /// tags.
+        public var tagFields: [HTTPField.Name]
+        /// Whether the ``tagFields`` reach clients. Default false: they are not stored, and the
+        /// origin's answers lose them on their way to the client (tags are the operator's).
+        public var exposesTagFields: Bool
+        /// Where the admin listener listens: `GET /metrics` (Prometheus text format), `GET
+        /// /healthz`, and `PURGE` as on the main listener. Nil (the default) for none. Keep it
+        /// where only operators reach it.
+        public var admin: ListenAddress?
 
         /// Creates a configuration.
         public init(
@@ -60,7 +73,10 @@ extension CacheProxy {
             metricsFactory: (any MetricsFactory)? = nil,
             clock: any Clock<Duration> = ContinuousClock(),
             eventLoopGroup: (any EventLoopGroup)? = nil,
-            purgeToken: String? = nil
+            purgeToken: String? = nil,
+            tagFields: [HTTPField.Name] = [.surrogateKey, .cacheTag],
+            exposesTagFields: Bool = false,
+            admin: ListenAddress? = nil
         ) {
             self.upstream = upstream
             self.listen = listen
@@ -74,7 +90,17 @@ extension CacheProxy {
             self.clock = clock
             self.eventLoopGroup = eventLoopGroup
             self.purgeToken = purgeToken
+            self.tagFields = tagFields
+            self.exposesTagFields = exposesTagFields
+            self.admin = admin
         }
     }
+}
+
+extension HTTPField.Name {
+    /// `Surrogate-Key`: a response's tags, separated by spaces (Fastly's field).
+    public static var surrogateKey: Self { Self("Surrogate-Key")! }
+    /// `Cache-Tag`: a response's tags, separated by commas (Cloudflare's field).
+    public static var cacheTag: Self { Self("Cache-Tag")! }
 }
 #endif

@@ -8,6 +8,7 @@ import Logging
 import Metrics
 import NIOCore
 import NIOPosix
+import Prometheus
 public import ServiceLifecycle
 import Synchronization
 
@@ -49,6 +50,7 @@ public final class CacheProxy: Service, Sendable {
     /// Where requests go upstream.
     public let transport: any HTTPTransport
     private let onListening: @Sendable (Int) async -> Void
+    private let onAdminListening: @Sendable (Int) async -> Void
     /// The client while ``run()`` runs (for tests).
     let runningClient = Mutex<CachingHTTPClient?>(nil)
 
@@ -59,13 +61,16 @@ public final class CacheProxy: Service, Sendable {
     ///     `AsyncHTTPClientTransport`, or any other); the proxy drops hop-by-hop fields from its
     ///     answers before the cache sees them.
     ///   - onListening: called with the bound port once the listener accepts connections.
+    ///   - onAdminListening: called with the admin listener's bound port once it accepts
+    ///     connections (``Configuration/admin``).
     /// - Throws: ``CacheProxyError`` for a body limit below 1; the cache's
     ///   `HTTPCachingError` for an invalid cache configuration or a directory that cannot be opened
     ///   (another process holds it, say).
     public init(
         configuration: Configuration,
         transport: any HTTPTransport,
-        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in },
+        onAdminListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws {
         guard configuration.maximumBodyBytes > 0 else {
             throw CacheProxyError(code: .invalidArgument, message: "the body limit must be positive")
@@ -73,14 +78,25 @@ public final class CacheProxy: Service, Sendable {
         self.configuration = configuration
         self.transport = transport
         self.onListening = onListening
-        self.cache = try ResponseCache(configuration: configuration.cache)
+        self.onAdminListening = onAdminListening
+        var cacheConfiguration = configuration.cache
+        if !configuration.tagFields.isEmpty {
+            // The tags go on before the app's hook, which sees (and may change) them.
+            cacheConfiguration.willCache = SurrogateKeys.hook(
+                names: configuration.tagFields,
+                strip: !configuration.exposesTagFields
+            ).then(cacheConfiguration.willCache)
+        }
+        self.cache = try ResponseCache(configuration: cacheConfiguration)
     }
 
     /// Listens and answers until graceful shutdown (or cancellation).
     /// - Throws: when the listener cannot bind, or a service fails.
     public func run() async throws {
+        let registry = configuration.admin.map { _ in PrometheusCollectorRegistry() }
+        let metrics = ProxyMetrics(factory: metricsFactory(alsoCollectingIn: registry))
         let client = CachingHTTPClient(
-            transport: UpstreamTransport(base: transport),
+            transport: UpstreamTransport(base: transport, metrics: metrics),
             cache: cache,
             configuration: .init(
                 policy: .useProtocolCachePolicy,
@@ -96,7 +112,7 @@ public final class CacheProxy: Service, Sendable {
         defer { runningClient.withLock { $0 = nil } }
         var failure: (any Error)?
         do {
-            try await serve(client)
+            try await serve(client, metrics: metrics, registry: registry)
         } catch {
             failure = error
         }
@@ -108,8 +124,25 @@ public final class CacheProxy: Service, Sendable {
         if let failure { throw failure }
     }
 
-    private func serve(_ client: CachingHTTPClient) async throws {
-        let metrics = ProxyMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
+    /// The configured factory (or the bootstrapped one), and with an admin listener also its
+    /// Prometheus registry: `/metrics` shows the proxy's metrics whatever the app bootstrapped.
+    private func metricsFactory(alsoCollectingIn registry: PrometheusCollectorRegistry?) -> any MetricsFactory {
+        let base = configuration.metricsFactory ?? MetricsSystem.factory
+        guard let registry else { return base }
+        return MultiplexMetricsHandler(factories: [base, PrometheusMetricsFactory(registry: registry)])
+    }
+
+    private func serve(
+        _ client: CachingHTTPClient,
+        metrics: ProxyMetrics,
+        registry: PrometheusCollectorRegistry?
+    ) async throws {
+        let purger = Purger(
+            cache: cache,
+            token: configuration.purgeToken.map { Array($0.utf8) },
+            tagFields: configuration.tagFields,
+            logger: configuration.logger
+        )
         let handler = ProxyHandler(
             client: client,
             upstream: configuration.upstream,
@@ -117,7 +150,8 @@ public final class CacheProxy: Service, Sendable {
             maximumRequestBodyBytes: configuration.maximumBodyBytes,
             metrics: metrics,
             logger: configuration.logger,
-            purgeToken: configuration.purgeToken.map { Array($0.utf8) }
+            purger: purger,
+            strippedFields: configuration.exposesTagFields ? [] : configuration.tagFields
         )
         // Fresh memory hits are answered on the event loop; everything else goes to the handler.
         let bodyBufferLimit = Self.hitBufferLimit(memoryCapacity: cache.memoryCapacity)
@@ -132,6 +166,7 @@ public final class CacheProxy: Service, Sendable {
             idleTimeout: configuration.idleTimeout.map(TimeAmount.init)
         )
         let onListening = self.onListening
+        let eventLoopGroup = configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
         let server = try HTTPServerBuilder { responder in
             FastHitHTTP1Channel(
                 base: HTTP1Channel(responder: responder, configuration: channelConfiguration),
@@ -142,25 +177,39 @@ public final class CacheProxy: Service, Sendable {
                 address: .hostname(configuration.listen.host, port: configuration.listen.port),
                 backlog: 1024
             ),
-            eventLoopGroup: configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton,
+            eventLoopGroup: eventLoopGroup,
             logger: configuration.logger,
             responder: { request, writer, channel in
                 try await handler.respond(to: request, writer: writer, channel: channel)
             },
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }
         )
-        // Shut down in reverse order: the listener first (it drains), then the client, the cache.
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    // Without a disk tier the cache's run() returns at once: that is not an exit.
-                    .init(service: cache, successTerminationBehavior: .ignore),
-                    .init(service: client),
-                    .init(service: server),
-                ],
-                logger: configuration.logger
+        // Shut down in reverse order: the listeners first (they drain), then the client, the cache.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            // Without a disk tier the cache's run() returns at once: that is not an exit.
+            .init(service: cache, successTerminationBehavior: .ignore),
+            .init(service: client),
+            .init(service: server),
+        ]
+        if let admin = configuration.admin, let registry {
+            let adminHandler = AdminHandler(
+                cache: cache,
+                upstream: configuration.upstream,
+                purger: purger,
+                metrics: metrics,
+                registry: registry
             )
-        )
+            let onAdminListening = self.onAdminListening
+            let adminServer = try HTTPServerBuilder.http1(configuration: channelConfiguration).buildServer(
+                configuration: ServerConfiguration(address: .hostname(admin.host, port: admin.port)),
+                eventLoopGroup: eventLoopGroup,
+                logger: configuration.logger,
+                responder: { request, writer, _ in try await adminHandler.respond(to: request, writer: writer) },
+                onServerRunning: { channel in await onAdminListening(channel.localAddress?.port ?? 0) }
+            )
+            services.append(.init(service: adminServer))
+        }
+        let group = ServiceGroup(configuration: .init(services: services, logger: configuration.logger))
         try await group.run()
     }
 }

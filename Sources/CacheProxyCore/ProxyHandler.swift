@@ -16,8 +16,13 @@ struct ProxyHandler: Sendable {
     let maximumRequestBodyBytes: Int
     let metrics: ProxyMetrics
     let logger: Logger
-    /// The bearer token a `PURGE` must carry; nil refuses `PURGE`.
-    let purgeToken: [UInt8]?
+    /// `PURGE` requests.
+    let purger: Purger
+    /// The tag fields answers lose on their way to the client (empty when they are exposed).
+    let strippedFields: [HTTPField.Name]
+
+    /// An answer: the head, the body, and how it counts.
+    typealias Answer = (HTTPResponse, [UInt8], CacheStatus)
 
     /// - Parameter channel: the connection; closed after an answer that says `Connection: close`
     ///   (HummingbirdCore keeps a connection open unless the request asked to close it).
@@ -89,8 +94,8 @@ struct ProxyHandler: Sendable {
         guard let outgoing = ProxyMapping.upstreamRequest(for: request.head, upstream: upstream) else {
             return Self.refusal(.badRequest, "the request target must be a path or an absolute URL\n")
         }
-        if request.method == Self.purgeMethod {
-            return await purge(outgoing, authorization: request.headers[.authorization])
+        if request.method == Purger.method {
+            return await purger.purge(outgoing, fields: request.headers)
         }
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumRequestBodyBytes {
             return Self.refusal(.contentTooLarge, "the request body is larger than \(maximumRequestBodyBytes) bytes\n")
@@ -120,57 +125,18 @@ struct ProxyHandler: Sendable {
         // A range is cut from the whole response, from the cache or fetched whole.
         let whole = ProxyMapping.wholeRequest(for: outgoing)
         let result = await client.fetch(whole, body: body, policy: .useProtocolCachePolicy)
-        let answer = ProxyMapping.answer(for: result, to: whole, statusHeader: statusHeader)
+        var answer = ProxyMapping.answer(for: result, to: whole, statusHeader: statusHeader)
+        answer.response.headerFields = SurrogateKeys.stripped(answer.response.headerFields, names: strippedFields)
         if answer.status == .error, let error = result.error {
             logger.debug("no answer from the upstream", metadata: ["error": "\(error)"])
         }
         return ProxyMapping.ranged(answer, for: outgoing)
     }
 
-    /// `PURGE`: removes what is stored for the target's URL (every variant, `GET` and `HEAD`; with
-    /// a shared tier, for every instance), when `authorization` carries the purge token.
-    private func purge(_ target: HTTPRequest, authorization: String?) async -> (HTTPResponse, [UInt8], CacheStatus) {
-        guard let purgeToken else {
-            var refusal = Self.refusal(.methodNotAllowed, "PURGE is not enabled (cache-proxy --purge-token-file)\n")
-            refusal.0.headerFields[.allow] = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
-            return refusal
-        }
-        guard let authorization, Self.isBearer(authorization, purgeToken) else {
-            var refusal = Self.refusal(.unauthorized, "PURGE needs the purge token: Authorization: Bearer TOKEN\n")
-            refusal.0.headerFields[.wwwAuthenticate] = "Bearer"
-            return refusal
-        }
-        var get = target
-        get.method = .get
-        do {
-            try await client.cache.removeCachedResponse(for: get)
-        } catch {
-            logger.warning("a purge failed", metadata: ["path": "\(target.path ?? "")", "error": "\(error)"])
-            return Self.refusal(.serviceUnavailable, "the purge failed: \(error.message)\n")
-        }
-        logger.info("purged", metadata: ["path": "\(target.path ?? "")"])
-        return Self.refusal(.ok, "purged\n", status: .purge)
-    }
-
-    /// Whether `authorization` is `Bearer ` and `token`, compared in time that does not depend on
-    /// where they differ.
-    static func isBearer(_ authorization: String, _ token: [UInt8]) -> Bool {
-        let value = Array(authorization.utf8)
-        let scheme = Array("bearer ".utf8)
-        guard value.count == scheme.count + token.count,
-            zip(value, scheme).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
-        else { return false }
-        var difference: UInt8 = 0
-        for (given, expected) in zip(value.dropFirst(scheme.count), token) { difference |= given ^ expected }
-        return difference == 0
-    }
-
-    private static let purgeMethod = HTTPRequest.Method("PURGE")!
-
     /// An answer the proxy gives itself, counted as `cacheStatus` (a refusal is an error; an
     /// authorized purge is not); `close` ends the connection after it (when what follows on the
     /// connection cannot be trusted to be framed).
-    private static func refusal(
+    static func refusal(
         _ status: HTTPResponse.Status,
         _ message: String,
         close: Bool = false,

@@ -72,6 +72,25 @@ struct CacheProxyCommand: AsyncParsableCommand {
     )
     var purgeTokenFile: String?
 
+    @Option(
+        help: """
+            The response fields whose values (separated by spaces or commas) tag the stored \
+            response, comma-separated; a PURGE carrying one of them purges by tag. "none" for none.
+            """
+    )
+    var tagFields = "Surrogate-Key,Cache-Tag"
+
+    @Flag(help: "Pass the tag fields on to clients (by default they are neither stored nor sent).")
+    var exposeTagFields = false
+
+    @Option(
+        help: """
+            HOST:PORT of the admin listener: GET /metrics (Prometheus), GET /healthz, and PURGE; \
+            keep it where only operators reach it.
+            """
+    )
+    var adminListen: String?
+
     @Flag(help: "Add X-Cache: HIT, STALE, REVALIDATED, MISS, ERROR or PURGE to every response.")
     var cacheStatusHeader = false
 
@@ -130,23 +149,17 @@ struct CacheProxyCommand: AsyncParsableCommand {
         logger.logLevel = level
         let upstreamURL: Upstream
         let address: ListenAddress
+        let admin: ListenAddress?
         do {
             upstreamURL = try Upstream(upstream)
             address = try ListenAddress(listen)
+            admin = try adminListen.map { text throws(CacheProxyError) in try ListenAddress(text) }
         } catch {
             throw ValidationError(error.message)
         }
         var cache = ResponseCache.Configuration(mode: cacheMode, logger: logger)
         if let memoryCapacity { cache.memory.capacityBytes = memoryCapacity }
-        cache.targetedCacheControl =
-            try targetedCacheControl == "none"
-            ? []
-            : targetedCacheControl.split(separator: ",").map { name in
-                guard let field = HTTPField.Name(name.filter { $0 != " " }) else {
-                    throw ValidationError("--targeted-cache-control: '\(name)' is not a field name")
-                }
-                return field
-            }
+        cache.targetedCacheControl = try Self.fieldNames(targetedCacheControl, option: "--targeted-cache-control")
         var purgeToken: String?
         if let purgeTokenFile {
             do {
@@ -194,17 +207,22 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 eventLoopGroup: loops,
                 configuration: .init(maximumIdleConnections: upstreamConnections)
             ) : nil
+        let configuration = CacheProxy.Configuration(
+            upstream: upstreamURL,
+            listen: address,
+            cache: cache,
+            cacheStatusHeader: cacheStatusHeader ? HTTPField.Name("X-Cache") : nil,
+            requestTimeout: .seconds(timeout),
+            logger: logger,
+            eventLoopGroup: loops,
+            purgeToken: purgeToken,
+            tagFields: try Self.fieldNames(tagFields, option: "--tag-fields"),
+            exposesTagFields: exposeTagFields,
+            admin: admin
+        )
         var failure: (any Error)?
         do {
-            try await serve(
-                cache: cache,
-                upstream: upstreamURL,
-                address: address,
-                transport: origin ?? HTTPClientTransport(client: http),
-                eventLoops: loops,
-                purgeToken: purgeToken,
-                logger: logger
-            )
+            try await serve(configuration, transport: origin ?? HTTPClientTransport(client: http))
         } catch {
             failure = error
         }
@@ -215,29 +233,24 @@ struct CacheProxyCommand: AsyncParsableCommand {
         logger.info("stopped")
     }
 
-    private func serve(
-        cache: ResponseCache.Configuration,
-        upstream upstreamURL: Upstream,
-        address: ListenAddress,
-        transport: any HTTPTransport,
-        eventLoops: MultiThreadedEventLoopGroup,
-        purgeToken: String?,
-        logger: Logger
-    ) async throws {
-        let cacheMode = cache.mode
+    /// `text`, comma-separated field names, or "none" for none.
+    static func fieldNames(_ text: String, option: String) throws -> [HTTPField.Name] {
+        guard text != "none" else { return [] }
+        return try text.split(separator: ",").map { name in
+            guard let field = HTTPField.Name(name.filter { $0 != " " }) else {
+                throw ValidationError("\(option): '\(name)' is not a field name")
+            }
+            return field
+        }
+    }
+
+    private func serve(_ configuration: CacheProxy.Configuration, transport: any HTTPTransport) async throws {
+        let logger = configuration.logger
+        let (address, upstreamURL, cacheMode) = (configuration.listen, configuration.upstream, configuration.cache.mode)
         let proxy = try CacheProxy(
-            configuration: .init(
-                upstream: upstreamURL,
-                listen: address,
-                cache: cache,
-                cacheStatusHeader: cacheStatusHeader ? HTTPField.Name("X-Cache") : nil,
-                requestTimeout: .seconds(timeout),
-                logger: logger,
-                eventLoopGroup: eventLoops,
-                purgeToken: purgeToken
-            ),
+            configuration: configuration,
             transport: transport,
-            onListening: { [logger, directory, postgres] port in
+            onListening: { [directory, postgres] port in
                 logger.info(
                     "listening",
                     metadata: [
@@ -246,6 +259,9 @@ struct CacheProxyCommand: AsyncParsableCommand {
                         "shared": "\(postgres == nil ? "no" : "PostgreSQL")",
                     ]
                 )
+            },
+            onAdminListening: { [admin = configuration.admin] port in
+                logger.info("admin listening", metadata: ["address": "\(admin?.host ?? ""):\(port)"])
             }
         )
         let group = ServiceGroup(

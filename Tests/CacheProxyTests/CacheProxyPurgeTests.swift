@@ -68,9 +68,9 @@ import Testing
             try write(text, mode: mode)
             #expect(throws: CacheProxyCommand.KeyFileError.self) { try CacheProxyCommand.purgeToken(file: path) }
         }
-        #expect(ProxyHandler.isBearer("Bearer \(Self.token)", Array(Self.token.utf8)))
-        #expect(!ProxyHandler.isBearer("Bearer \(Self.token)x", Array(Self.token.utf8)))
-        #expect(!ProxyHandler.isBearer("Basic \(Self.token)", Array(Self.token.utf8)))
+        #expect(Purger.isBearer("Bearer \(Self.token)", Array(Self.token.utf8)))
+        #expect(!Purger.isBearer("Bearer \(Self.token)x", Array(Self.token.utf8)))
+        #expect(!Purger.isBearer("Basic \(Self.token)", Array(Self.token.utf8)))
     }
 }
 #endif

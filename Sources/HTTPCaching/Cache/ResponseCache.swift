@@ -223,6 +223,12 @@ public struct ResponseCache: Sendable, Service {
     public var currentDiskUsage: Int {
         get async { await tiers.disk?.usage.bytes ?? 0 }
     }
+    /// The entries the memory tier holds now (responses, variant indexes and tag lists).
+    package var currentMemoryEntryCount: Int { tiers.memory.usage.entryCount }
+    /// The entries the disk tier holds now; 0 without a disk tier.
+    package var currentDiskEntryCount: Int {
+        get async { await tiers.disk?.usage.entryCount ?? 0 }
+    }
 
     /// Runs the disk tier's maintenance and the shared tier's work until cancelled or until
     /// graceful shutdown.

@@ -14,6 +14,7 @@ import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
+import Testing
 import TestOriginSupport
 
 @testable import CacheProxyCore
@@ -59,7 +60,8 @@ struct ProxyFixture {
         origin: TestOrigin? = nil,
         targetedCacheControl: [HTTPField.Name]? = nil,
         upstreamClient: UpstreamClient = .origin,
-        purgeToken: String? = nil
+        purgeToken: String? = nil,
+        configure: (inout CacheProxy.Configuration) throws -> Void = { _ in }
     ) async throws -> ProxyFixture {
         let origin = try await Self.origin(origin)
         let date = ManualDate()
@@ -71,16 +73,18 @@ struct ProxyFixture {
         )
         if let targetedCacheControl { cache.targetedCacheControl = targetedCacheControl }
         let originTransport = upstreamClient == .origin ? OriginTransport() : nil
+        var configuration = CacheProxy.Configuration(
+            upstream: try Upstream(origin.baseURL),
+            listen: .loopback(port: 0),
+            cache: cache,
+            cacheStatusHeader: statusHeader ? HTTPField.Name("X-Cache") : nil,
+            requestTimeout: requestTimeout,
+            metricsFactory: metrics,
+            purgeToken: purgeToken
+        )
+        try configure(&configuration)
         let running = try await RunningProxy.start(
-            .init(
-                upstream: Upstream(origin.baseURL),
-                listen: .loopback(port: 0),
-                cache: cache,
-                cacheStatusHeader: statusHeader ? HTTPField.Name("X-Cache") : nil,
-                requestTimeout: requestTimeout,
-                metricsFactory: metrics,
-                purgeToken: purgeToken
-            ),
+            configuration,
             transport: originTransport ?? HTTPClientTransport(client: Self.upstream)
         )
         return ProxyFixture(
@@ -102,13 +106,15 @@ struct ProxyFixture {
         date.advance(seconds)
     }
 
-    /// Sends a request to the proxy and collects the answer.
+    /// Sends a request to the proxy (`toAdmin`: to its admin listener) and collects the answer.
     func send(
         _ path: String,
         method: HTTPMethod = .GET,
         headers: [(String, String)] = [],
-        body: String? = nil
+        body: String? = nil,
+        toAdmin: Bool = false
     ) async throws -> Answer {
+        let port = toAdmin ? try #require(running.adminPort) : port
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
