@@ -105,7 +105,9 @@ public final class CacheProxy: Service, Sendable {
                 clock: configuration.clock,
                 logger: configuration.logger,
                 // A shared cache follows RFC 9111: a cacheable 404 replaces what was stored.
-                errorResponses: .protocolRules
+                errorResponses: .protocolRules,
+                // Clients behind a proxy differ in every field; they wait on one exchange per URL.
+                coalescing: .byCacheKey
             )
         )
         runningClient.withLock { $0 = client }

@@ -51,14 +51,19 @@ import Testing
         try await f.stop()
     }
 
-    @Test func twoHundredConcurrentClientsMakeOneUpstreamRequest() async throws {
+    /// Coalescing by cache key (issue 31): clients that differ in their other fields (here each
+    /// its own `User-Agent`, as behind a CDN) wait on the same exchange.
+    @Test(arguments: [false, true])
+    func twoHundredConcurrentClientsMakeOneUpstreamRequest(distinctUserAgents: Bool) async throws {
         let f = try await ProxyFixture.start()
         let gate = TestOrigin.Gate()
         f.origin.setDefault(.hold(gate, then: .ok("hot", headers: [("Cache-Control", "max-age=60")])), for: "/hot")
         let clients = 200
         let answers = try await withThrowingTaskGroup(of: ProxyFixture.Answer.self) { group in
-            for _ in 0..<clients {
-                group.addTask { try await f.send("/hot") }
+            for index in 0..<clients {
+                group.addTask {
+                    try await f.send("/hot", headers: distinctUserAgents ? [("User-Agent", "client-\(index)")] : [])
+                }
             }
             // Every request is waiting on the one upstream exchange before the origin answers.
             let client = try #require(f.proxy.runningClient.withLock { $0 })

@@ -167,16 +167,17 @@ import Testing
         let table = "proxy_tags_\(UInt32.random(in: 0...UInt32.max))"
         let origin = try await TestOrigin.start(keepAlive: false)
         Self.tagged(origin)
+        let tiers = try (0..<2).map { _ in
+            try PostgresSharedTier(configuration: .init(url: url, table: table, sweepInterval: .seconds(3600)))
+        }
         var proxies: [ProxyFixture] = []
-        for _ in 0..<2 {
+        for tier in tiers {
             proxies.append(
-                try await ProxyFixture.start(origin: origin, purgeToken: Self.token) {
-                    $0.cache.shared = try PostgresSharedTier(
-                        configuration: .init(url: url, table: table, sweepInterval: .seconds(3600))
-                    )
-                }
+                try await ProxyFixture.start(origin: origin, purgeToken: Self.token) { $0.cache.shared = tier }
             )
         }
+        // An instance hears of invalidations once its listener is connected.
+        #expect(try await poll(timeout: .seconds(30)) { tiers.allSatisfy(\.isListening) }.held)
         for proxy in proxies {
             _ = try await proxy.send("/a")
             #expect(try await proxy.send("/a").cache == "HIT")

@@ -86,7 +86,7 @@ struct Instance: Sendable {
             url: url,
             table: table,
             sweepInterval: .seconds(3600),
-            readTimeout: .seconds(2),
+            readTimeout: .seconds(30),
             writeTimeout: .seconds(10),
             connectTimeout: .seconds(5)
         )

@@ -199,7 +199,9 @@ extension CachingHTTPClient {
                 freshness: call.freshness,
                 pipeline: call.pipeline,
                 ownFlight: call.hasOwnPipeline ? UInt64.random(in: 1...UInt64.max) : nil,
-                isGated: exchange.isGated
+                isGated: exchange.isGated,
+                coalescesByKey: configuration.coalescing == .byCacheKey && !call.hasOwnPipeline
+                    && call.policy == .useProtocolCachePolicy && exchange.timeout == nil
             )
         }
         func answer(_ offer: RequestEngine.Offer) -> FetchResult {

@@ -67,6 +67,10 @@ public final class CachingHTTPClient: Sendable, Service {
         /// The delegate every request's response passes through before it is stored (after the
         /// cache's hooks) and that hears every request's ``FetchEvent``s. Default nil.
         public var delegate: (any CachingHTTPClientDelegate)?
+        /// Which requests in flight share one exchange with the origin. Default
+        /// ``Coalescing/identicalRequests``; a shared cache in front of many clients (the proxy)
+        /// wants ``Coalescing/byCacheKey``.
+        public var coalescing: Coalescing
 
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(
@@ -79,8 +83,10 @@ public final class CachingHTTPClient: Sendable, Service {
             random: @escaping @Sendable (ClosedRange<Double>) -> Double = { Double.random(in: $0) },
             logger: Logger = Logger.current,
             errorResponses: ErrorResponsePolicy = .keepLastGoodResponse,
-            delegate: (any CachingHTTPClientDelegate)? = nil
+            delegate: (any CachingHTTPClientDelegate)? = nil,
+            coalescing: Coalescing = .identicalRequests
         ) {
+            self.coalescing = coalescing
             self.errorResponses = errorResponses
             self.delegate = delegate
             self.policy = policy
@@ -102,6 +108,8 @@ public final class CachingHTTPClient: Sendable, Service {
     public let configuration: Configuration
 
     let flights = SingleFlight<String, NetworkOutcome>()
+    /// The keys whose requests do not coalesce by key for now (``Coalescing/byCacheKey``).
+    let uncacheableKeys = Mutex(UncacheableKeys())
     private let wallClock: @Sendable () -> Date
     let backoffTable = Mutex(BackoffTable())
     let exchanges = Atomic<Int>(0)

@@ -33,7 +33,16 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The value of the work for `key`: joins the running work, or starts `work`.
     /// - Returns: the value, or nil when the calling task was cancelled before it came.
     func value(for key: Key, work: @escaping @Sendable () async -> Value) async -> Value? {
-        let flight = join(key, work: work)
+        await wait(on: join(key, work: work).flight)
+    }
+
+    /// ``value(for:work:)``, and whether the caller joined work another caller started.
+    func valueJoining(for key: Key, work: @escaping @Sendable () async -> Value) async -> (Value?, joined: Bool) {
+        let (flight, isNew) = join(key, work: work)
+        return (await wait(on: flight), !isNew)
+    }
+
+    private func wait(on flight: Flight) async -> Value? {
         let id = flight.state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
@@ -83,20 +92,20 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         for task in running { task.cancel() }
     }
 
-    private func join(_ key: Key, work: @escaping @Sendable () async -> Value) -> Flight {
+    private func join(_ key: Key, work: @escaping @Sendable () async -> Value) -> (flight: Flight, isNew: Bool) {
         let (flight, isNew) = flights.withLock { flights in
             if let running = flights[key] { return (running, false) }
             let flight = Flight()
             flights[key] = flight
             return (flight, true)
         }
-        guard isNew else { return flight }
+        guard isNew else { return (flight, false) }
         let task = Task {
             let value = await work()
             self.finish(key, flight, value)
         }
         flight.state.withLock { $0.task = task }
-        return flight
+        return (flight, true)
     }
 
     private func finish(_ key: Key, _ flight: Flight, _ value: Value) {
