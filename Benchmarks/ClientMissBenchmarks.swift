@@ -14,7 +14,7 @@ import TestOriginSupport
 /// - `transport alone`: `HTTPClientTransport.send` straight to the origin (the origin's and the
 ///   HTTP client's cost, no cache: the reference, 1.00x);
 /// - `fetch miss → store`: `CachingHTTPClient.fetch` (protocol policy): lookup, plan, the same
-///   exchange, store;
+///   exchange, store; and the same with `coalescing: .byCacheKey` (cache-proxy's setting);
 /// - the cache's parts without a network, on the same responses: `lookup, miss` and `store`
 ///   (`storeCachedResponse(_:for:)` through the lookup, hooks and rules included).
 /// Each operation is timed alone; ratio = ops/s ÷ the transport's.
@@ -38,11 +38,17 @@ enum ClientMissBenchmarks {
 
         var transportRounds: [LatencySummary] = []
         var fetchRounds: [LatencySummary] = []
+        var byKeyRounds: [LatencySummary] = []
         var lookupRounds: [LatencySummary] = []
         var storeRounds: [LatencySummary] = []
         for round in 0..<rounds {
             let cache = try ResponseCache(configuration: .init(memory: .init(capacityBytes: 512 << 20)))
             let client = CachingHTTPClient(transport: transport, cache: cache)
+            let byKey = CachingHTTPClient(
+                transport: transport,
+                cache: cache,
+                configuration: .init(coalescing: .byCacheKey)
+            )
             func viaTransport() async throws -> LatencySummary {
                 var recorder = LatencyRecorder()
                 for _ in 0..<count {
@@ -55,7 +61,7 @@ enum ClientMissBenchmarks {
                 }
                 return recorder.summary
             }
-            func viaClient() async -> LatencySummary {
+            func viaClient(_ client: CachingHTTPClient) async -> LatencySummary {
                 var recorder = LatencyRecorder()
                 for _ in 0..<count {
                     let request = nextRequest()
@@ -69,9 +75,11 @@ enum ClientMissBenchmarks {
             }
             if round % 2 == 0 {
                 transportRounds.append(try await viaTransport())
-                fetchRounds.append(await viaClient())
+                fetchRounds.append(await viaClient(client))
+                byKeyRounds.append(await viaClient(byKey))
             } else {
-                fetchRounds.append(await viaClient())
+                byKeyRounds.append(await viaClient(byKey))
+                fetchRounds.append(await viaClient(client))
                 transportRounds.append(try await viaTransport())
             }
             // The cache's own parts, on a fresh cache and the same kind of response.
@@ -103,6 +111,7 @@ enum ClientMissBenchmarks {
         let rows: [(String, String, [LatencySummary])] = [
             ("HTTPClientTransport", "transport alone (origin on loopback)", transportRounds),
             ("CachingHTTPClient", "fetch miss → origin → store", fetchRounds),
+            ("CachingHTTPClient", "the same, coalescing by cache key", byKeyRounds),
             ("ResponseCache", "lookup, miss (no network)", lookupRounds),
             ("ResponseCache", "store through the lookup (no network)", storeRounds),
         ]

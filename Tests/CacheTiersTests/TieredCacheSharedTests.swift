@@ -88,6 +88,29 @@ import Testing
         }
     }
 
+    /// Another instance's removal (or tag purge) of a key this instance has a write of in its queue:
+    /// the write lands after the other's removal, and must not bring the key back.
+    @Test func aWriteQueuedBeforeAnotherInstancesRemovalDoesNotBringTheKeyBack() async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared)
+            shared.holdWrites()
+            try await cache.set(entry(versionedValue("a", version: 1)), for: "a")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await cache.run() }
+                try await waitUntil { shared.heldWrites == 1 }
+                // The other instance's statement removed the row; its message arrives here.
+                shared.publish(.tag("t", keys: ["a"]))
+                try await waitUntil { cache.memory.entry(for: "a") == nil }
+                shared.releaseWrites()
+                try await waitUntil { cache.sharedWriteStatistics.written == 2 }
+                group.cancelAll()
+            }
+            #expect(shared.stored["a"] == nil)
+            #expect(shared.log == ["set a", "remove a"])
+        }
+    }
+
     @Test func runDeliversInvalidationsAndDrainsTheQueue() async throws {
         try await withTemporaryDirectory { directory in
             let shared = FakeSharedTier()
@@ -264,6 +287,21 @@ final class FakeSharedTier: SharedCacheTier {
 
     private let state = Mutex(State())
     private let (invalidations, continuation) = AsyncStream.makeStream(of: SharedInvalidation.self)
+    private let writeGate = Mutex<(held: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// Holds every write until ``releaseWrites()``.
+    func holdWrites() { writeGate.withLock { $0.held = true } }
+    /// Lets the held writes, and later ones, go on.
+    func releaseWrites() {
+        let waiters = writeGate.withLock { gate in
+            gate.held = false
+            defer { gate.waiters = [] }
+            return gate.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+    /// How many writes are held.
+    var heldWrites: Int { writeGate.withLock { $0.waiters.count } }
 
     var stored: [CacheKey: CacheEntry] { state.withLock { $0.stored } }
     var log: [String] { state.withLock { $0.log } }
@@ -283,6 +321,13 @@ final class FakeSharedTier: SharedCacheTier {
     }
 
     func set(_ entry: CacheEntry, for key: CacheKey) async throws {
+        await withCheckedContinuation { continuation in
+            let held = writeGate.withLock { gate in
+                if gate.held { gate.waiters.append(continuation) }
+                return gate.held
+            }
+            if !held { continuation.resume() }
+        }
         state.withLock {
             $0.stored[key] = entry
             $0.log.append("set \(key)")

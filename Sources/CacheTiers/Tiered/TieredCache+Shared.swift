@@ -170,11 +170,17 @@ extension TieredCache {
         for key in invalidation.taggedKeys { await dropHere(key) }
     }
 
-    /// Drops `key` from memory and every lower tier.
+    /// Drops `key` from memory and every lower tier. A write of the key this instance queued
+    /// before it heard of the removal would land in the shared tier after the other instance's
+    /// removal and bring the key back for everyone: a removal is queued behind it (same lane, so
+    /// written after it; no message, the others have dropped theirs).
     private func dropHere(_ key: CacheKey) async {
         await removals.removal(of: key) {
             memory.remove(key)
             for tier in lowerTiers { await dropBelow { _ = try await tier.remove(key) } }
+        }
+        if let writeThrough, writeThrough.hasPendingWrite(key) {
+            writeThrough.enqueueRemove(key, broadcast: false)
         }
     }
 

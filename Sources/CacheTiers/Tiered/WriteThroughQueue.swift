@@ -74,6 +74,8 @@ package final class WriteThroughQueue: Sendable {
     /// Keys with a removal queued and not yet written, and how many: the shared tier's copy of
     /// such a key is gone as far as readers go.
     private let pendingRemovals = Mutex<[CacheKey: Int]>([:])
+    /// Keys with a write queued or being written, and how many.
+    private let pendingWrites = Mutex<[CacheKey: Int]>([:])
     private let counters = Mutex(TieredCache.SharedWriteStatistics())
     /// Removals the shared tier failed, by key (true when one of them broadcast), to be tried
     /// again once the tier takes an operation: until then their keys stay pending (the shared
@@ -116,7 +118,19 @@ package final class WriteThroughQueue: Sendable {
             counters.withLock { $0.dropped += 1 }
             return false
         }
-        return yield(Item(key: key, operation: .set(entry), bytes: bytes, epoch: epoch.load(ordering: .acquiring)))
+        pendingWrites.withLock { $0[key, default: 0] += 1 }
+        guard yield(Item(key: key, operation: .set(entry), bytes: bytes, epoch: epoch.load(ordering: .acquiring)))
+        else {
+            Self.countDown(key, in: pendingWrites)
+            return false
+        }
+        return true
+    }
+
+    /// Whether a write of `key` is queued or being written: a removal another instance made
+    /// may be overtaken by it (see `TieredCache.dropHere`).
+    package func hasPendingWrite(_ key: CacheKey) -> Bool {
+        pendingWrites.withLock { $0[key] != nil }
     }
 
     /// Queues a removal of `key`.
@@ -138,7 +152,11 @@ package final class WriteThroughQueue: Sendable {
     }
 
     private func removalDone(_ key: CacheKey) {
-        pendingRemovals.withLock { pending in
+        Self.countDown(key, in: pendingRemovals)
+    }
+
+    private static func countDown(_ key: CacheKey, in counts: borrowing Mutex<[CacheKey: Int]>) {
+        counts.withLock { pending in
             if let count = pending[key], count > 1 {
                 pending[key] = count - 1
             } else {
@@ -182,6 +200,7 @@ package final class WriteThroughQueue: Sendable {
         do {
             switch item.operation {
             case .set(let entry):
+                defer { Self.countDown(item.key, in: pendingWrites) }
                 guard begin(entry, queuedIn: item.epoch) else {
                     counters.withLock { $0.dropped += 1 }
                     return
