@@ -63,18 +63,9 @@ struct AdminHandler: Sendable {
     }
 
     private static func text(_ status: HTTPResponse.Status, _ message: String) -> (HTTPResponse, [UInt8]) {
-        let body = Array(message.utf8)
-        return (
-            HTTPResponse(
-                status: status,
-                headerFields: [
-                    .contentType: "text/plain; charset=utf-8",
-                    .contentLength: String(body.count),
-                    .cacheControl: "no-store",
-                ]
-            ),
-            body
-        )
+        var (response, body, _) = ProxyHandler.refusal(status, message)
+        response.headerFields[.cacheControl] = "no-store"
+        return (response, body)
     }
 }
 #endif

@@ -115,65 +115,6 @@ extension CachingHTTPClient {
         return result(of: outcome, for: step)
     }
 
-    /// The answer of a caller that was cancelled while it waited.
-    static let cancelled = FetchResult(
-        response: nil,
-        body: nil,
-        source: .none,
-        freshness: .missing,
-        error: CachingClientError(code: .cancelled, message: "the caller was cancelled")
-    )
-
-    /// `step` in a flight shared by cache key (``Coalescing/byCacheKey``): the answer when the
-    /// flight gave this request one, nil when it should go on a flight of its own.
-    private func coalescedByKey(_ step: NetworkStep) async -> FetchResult? {
-        let own = step.flightKey
-        let key = "\u{1}" + step.backoffKey
-        for _ in 0..<3 {
-            guard !uncacheableKeys.withLock({ $0.isMarked(step.backoffKey, at: now.timeIntervalSinceReferenceDate) })
-            else { return nil }
-            let (shared, joined) = await flights.valueJoining(for: key) {
-                var outcome = await self.exchange(step)
-                outcome.flightKey = own
-                return outcome
-            }
-            guard let outcome = shared else { return Self.cancelled }
-            // The request that was sent, or one identical to it, takes the answer as it is.
-            guard joined, outcome.flightKey != own else { return result(of: outcome, for: step) }
-            guard let response = outcome.response else {
-                // The origin could not be reached: that is every waiter's failure.
-                return result(of: outcome, for: step)
-            }
-            guard outcome.stored != nil else {
-                // Another request's answer that the cache did not take: never this request's.
-                if outcome.error == nil {
-                    uncacheableKeys.withLock { $0.mark(step.backoffKey, at: now.timeIntervalSinceReferenceDate) }
-                    return nil
-                }
-                // An error answer (5xx, 429) was the origin's failure: said without its content.
-                let failure = CachingClientError(
-                    code: outcome.error?.code ?? .server,
-                    message: "the origin answered \(response.status.code) to the request this one waited on"
-                )
-                return result(of: NetworkOutcome(response: nil, body: nil, source: .none, error: failure), for: step)
-            }
-            // Stored: this request takes it if the cache now answers it, by its own fields.
-            let at = now
-            let lookup = await cache.lookup(step.original)
-            if let answer = freshAnswer(step.original, .useProtocolCachePolicy, step.freshness, lookup, now: at) {
-                return answer
-            }
-            if lookup.stored != nil {
-                // Its variant is stored but must be validated before reuse (max-age=0, no-cache):
-                // coalescing by key cannot help, as with an answer that is not stored.
-                uncacheableKeys.withLock { $0.mark(step.backoffKey, at: at.timeIntervalSinceReferenceDate) }
-                return nil
-            }
-            // Another variant was stored: ask again, with the other requests of this one's.
-        }
-        return nil
-    }
-
     /// One exchange with the origin, and what it changes in the cache: a 304 freshens the stored
     /// response (through the request's own hook too), a storable response replaces it (an error
     /// response only as ``Configuration/errorResponses`` allows), a 5xx leaves it, an unsafe
