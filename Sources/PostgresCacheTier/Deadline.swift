@@ -62,7 +62,11 @@ private final class DeadlineRace<T: Sendable>: Sendable {
             continuation.resume(throwing: CancellationError())
             return
         }
-        let work = Task { self.finish(await Result(catching: body)) }
+        // `Task.immediate` runs the body on this thread until its first suspension (the query sent
+        // to the connection): a plain `Task` waited for a thread of the pool to pick it up, a
+        // wake-up that cost a 1 KiB shared-tier hit with one task about 30 µs (1.37x the bare
+        // SELECT before, 1.2x after).
+        let work = Task.immediate { self.finish(await Result(catching: body)) }
         let watch = DeadlineWatch.shared.schedule(at: .now.advanced(by: timeout)) {
             self.finish(.failure(DeadlineExceeded()))
         }
