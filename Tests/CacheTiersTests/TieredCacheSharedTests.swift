@@ -111,6 +111,55 @@ import Testing
         }
     }
 
+    /// Another instance's removal of everything, or of what was stored since a date, while this
+    /// instance writes an entry it covers: the write lands after the other's statement and must
+    /// not bring the key back. An entry stored before the date is not covered and stays.
+    @Test(arguments: [Invalidated.all, .storedSinceBefore, .storedSinceAfter])
+    func aWriteLandingAfterAnotherInstancesBulkRemovalIsRemovedAgain(_ invalidated: Invalidated) async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let cache = try makeCache(directory, shared: shared)
+            let storedAt = Date(timeIntervalSince1970: 1_000_000)
+            shared.holdWrites()
+            try await cache.set(CacheEntry(value: versionedValue("a", version: 1), storedAt: storedAt), for: "a")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await cache.run() }
+                try await waitUntil { shared.heldWrites == 1 }
+                // The other instance's statement ran; its message arrives while the write is held.
+                switch invalidated {
+                case .all: shared.publish(.all)
+                case .storedSinceBefore: shared.publish(.storedSince(storedAt.addingTimeInterval(-1)))
+                case .storedSinceAfter: shared.publish(.storedSince(storedAt.addingTimeInterval(1)))
+                }
+                if invalidated != .storedSinceAfter {
+                    try await waitUntil { cache.memory.entry(for: "a") == nil }
+                }
+                shared.releaseWrites()
+                let writes = invalidated == .storedSinceAfter ? 1 : 2
+                try await waitUntil { cache.sharedWriteStatistics.written == writes }
+                group.cancelAll()
+            }
+            if invalidated == .storedSinceAfter {
+                #expect(shared.stored["a"] != nil)
+                #expect(shared.log == ["set a"])
+            } else {
+                #expect(shared.stored["a"] == nil)
+                #expect(shared.log == ["set a", "remove a"])
+            }
+        }
+    }
+
+    enum Invalidated: Sendable, CustomTestStringConvertible {
+        case all, storedSinceBefore, storedSinceAfter
+        var testDescription: String {
+            switch self {
+            case .all: "everything"
+            case .storedSinceBefore: "since a date before the entry"
+            case .storedSinceAfter: "since a date after the entry (not covered)"
+            }
+        }
+    }
+
     @Test func runDeliversInvalidationsAndDrainsTheQueue() async throws {
         try await withTemporaryDirectory { directory in
             let shared = FakeSharedTier()

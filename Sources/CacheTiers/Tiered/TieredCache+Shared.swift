@@ -156,16 +156,21 @@ extension TieredCache {
     func applyHere(_ invalidation: SharedInvalidation) async {
         if let key = invalidation.key {
             await dropHere(key)
-        } else if let date = invalidation.storedSince {
+        } else if invalidation.isAll || invalidation.storedSince != nil {
+            let date = invalidation.storedSince
+            // Named before the copies here are dropped, which may take a while (a disk pass):
+            // a write that lands meanwhile is still removed again.
+            let cutOff = writeThrough?.beginCutOff(storedSince: date)
             await removals.removal(of: nil) {
-                memory.removeEntries(storedSince: date)
-                for tier in lowerTiers { await dropBelow { _ = try await tier.removeEntries(storedSince: date) } }
+                if let date {
+                    memory.removeEntries(storedSince: date)
+                    for tier in lowerTiers { await dropBelow { _ = try await tier.removeEntries(storedSince: date) } }
+                } else {
+                    memory.removeAll()
+                    for tier in lowerTiers { await dropBelow { try await tier.removeAll() } }
+                }
             }
-        } else if invalidation.isAll {
-            await removals.removal(of: nil) {
-                memory.removeAll()
-                for tier in lowerTiers { await dropBelow { try await tier.removeAll() } }
-            }
+            if let writeThrough, let cutOff { await forget(cutOff, in: writeThrough) }
         }
         for key in invalidation.taggedKeys { await dropHere(key) }
     }
@@ -175,13 +180,26 @@ extension TieredCache {
     /// removal and bring the key back for everyone: a removal is queued behind it (same lane, so
     /// written after it; no message, the others have dropped theirs).
     private func dropHere(_ key: CacheKey) async {
+        // Asked first as well: a write that lands while the copies here are dropped counts too.
+        let wasPending = writeThrough?.hasPendingWrite(key) ?? false
         await removals.removal(of: key) {
             memory.remove(key)
             for tier in lowerTiers { await dropBelow { _ = try await tier.remove(key) } }
         }
-        if let writeThrough, writeThrough.hasPendingWrite(key) {
+        if let writeThrough, wasPending || writeThrough.hasPendingWrite(key) {
             writeThrough.enqueueRemove(key, broadcast: false)
         }
+    }
+
+    /// Another instance's bulk removal, for this instance's write-through queue: the writes it
+    /// covers that were queued before this instance heard of it are dropped
+    /// (``WriteThroughQueue/beginCutOff(storedSince:)``), as for a removal of its own; those that
+    /// were being written land in the shared tier after the other's statement and would bring
+    /// their keys back, so each is removed again once it has landed (no message, as in
+    /// ``dropHere(_:)``).
+    private func forget(_ cutOff: WriteThroughQueue.CutOff, in writeThrough: WriteThroughQueue) async {
+        await writeThrough.waitForWrites(before: cutOff)
+        for key in cutOff.writing { writeThrough.enqueueRemove(key, broadcast: false) }
     }
 
     /// A lower tier's part of an invalidation from another instance. Its error has no caller to go

@@ -50,6 +50,9 @@ package final class WriteThroughQueue: Sendable {
         var since: (epoch: UInt64, date: Date)?
         /// Writes being written, by the epoch they were queued in.
         var inFlight: [UInt64: Int] = [:]
+        /// The writes being written, by a number each gets when it begins.
+        var writing: [UInt64: (key: CacheKey, storedAt: Date, epoch: UInt64)] = [:]
+        var nextWrite: UInt64 = 0
         /// Bulk removals waiting for the writes queued before their epoch to be written.
         var waiting: [(epoch: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
 
@@ -201,11 +204,11 @@ package final class WriteThroughQueue: Sendable {
             switch item.operation {
             case .set(let entry):
                 defer { Self.countDown(item.key, in: pendingWrites) }
-                guard begin(entry, queuedIn: item.epoch) else {
+                guard let write = begin(entry, for: item.key, queuedIn: item.epoch) else {
                     counters.withLock { $0.dropped += 1 }
                     return
                 }
-                defer { end(queuedIn: item.epoch) }
+                defer { end(write, queuedIn: item.epoch) }
                 try await tier.set(entry, for: item.key)
             case .remove(let broadcast):
                 try await tier.remove(item.key, broadcast: broadcast)
@@ -259,17 +262,22 @@ package final class WriteThroughQueue: Sendable {
 
     /// Registers a write as being written, unless a bulk removal begun since it was queued covers
     /// it (checked under the lock the removal takes, so one of the two sees the other).
-    private func begin(_ entry: CacheEntry, queuedIn epoch: UInt64) -> Bool {
+    /// - Returns: the write's number, for ``end(_:queuedIn:)``; nil when it is dropped.
+    private func begin(_ entry: CacheEntry, for key: CacheKey, queuedIn epoch: UInt64) -> UInt64? {
         cutoffs.withLock { cutoffs in
-            guard !cutoffs.drops(entry, queuedIn: epoch) else { return false }
+            guard !cutoffs.drops(entry, queuedIn: epoch) else { return nil }
             cutoffs.inFlight[epoch, default: 0] += 1
-            return true
+            let write = cutoffs.nextWrite
+            cutoffs.nextWrite += 1
+            cutoffs.writing[write] = (key, entry.storedAt, epoch)
+            return write
         }
     }
 
     /// Ends a write; the bulk removals that waited for it go on.
-    private func end(queuedIn epoch: UInt64) {
+    private func end(_ write: UInt64, queuedIn epoch: UInt64) {
         let ready = cutoffs.withLock { cutoffs in
+            cutoffs.writing[write] = nil
             if let count = cutoffs.inFlight[epoch], count > 1 {
                 cutoffs.inFlight[epoch] = count - 1
             } else {
@@ -286,17 +294,42 @@ package final class WriteThroughQueue: Sendable {
     /// or after `date` (every write, for nil) are dropped, and this returns once the writes being
     /// written are done, so that the removal that follows is the last word on what it covers.
     package func cutOff(storedSince date: Date?) async {
+        await waitForWrites(before: beginCutOff(storedSince: date))
+    }
+
+    /// A bulk removal begun by ``beginCutOff(storedSince:)``.
+    package struct CutOff: Sendable {
+        fileprivate let epoch: UInt64
+        /// The keys of the writes it covers that were being written when it began.
+        package let writing: [CacheKey]
+    }
+
+    /// The first half of ``cutOff(storedSince:)``: the writes queued until now that it covers are
+    /// dropped; those being written are named in the answer. Another instance's bulk removal,
+    /// made already, comes before them in the shared tier: its receiver waits for them
+    /// (``waitForWrites(before:)``) and removes their keys again (`TieredCache.applyHere`).
+    package func beginCutOff(storedSince date: Date?) -> CutOff {
         let cutoff = epoch.add(1, ordering: .acquiringAndReleasing).newValue
+        return cutoffs.withLock { cutoffs in
+            let writing = cutoffs.writing.values.filter { write in
+                write.epoch < cutoff && date.map { write.storedAt >= $0 } ?? true
+            }
+            if let date {
+                let earliest = min(date, cutoffs.since?.date ?? date)
+                cutoffs.since = (max(cutoff, cutoffs.since?.epoch ?? 0), earliest)
+            } else {
+                cutoffs.all = max(cutoffs.all, cutoff)
+            }
+            return CutOff(epoch: cutoff, writing: writing.map(\.key))
+        }
+    }
+
+    /// Returns once no write queued before `cutOff` began is being written.
+    package func waitForWrites(before cutOff: CutOff) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let proceed = cutoffs.withLock { cutoffs in
-                if let date {
-                    let earliest = min(date, cutoffs.since?.date ?? date)
-                    cutoffs.since = (max(cutoff, cutoffs.since?.epoch ?? 0), earliest)
-                } else {
-                    cutoffs.all = max(cutoffs.all, cutoff)
-                }
-                guard cutoffs.isClear(before: cutoff) else {
-                    cutoffs.waiting.append((cutoff, continuation))
+                guard cutoffs.isClear(before: cutOff.epoch) else {
+                    cutoffs.waiting.append((cutOff.epoch, continuation))
                     return false
                 }
                 return true
