@@ -61,6 +61,28 @@ extension PostgresSharedTier {
                 """,
                 logger: self.logger
             )
+            // Removals remembered for the log's retention, so that a write of an entry stored
+            // before one (queued by an instance that had not heard of it yet) is refused: a key's
+            // (by digest), and a bulk removal's (every row stored at or after `since`). Added
+            // beside the tables of schema version 1, which they do not change.
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS \(unescaped: self.removedTable) (
+                    digest bigint PRIMARY KEY,
+                    removed_at bigint NOT NULL
+                )
+                """,
+                logger: self.logger
+            )
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS \(unescaped: self.clearedTable) (
+                    since bigint NOT NULL,
+                    removed_at bigint NOT NULL
+                )
+                """,
+                logger: self.logger
+            )
         }
     }
 
@@ -108,15 +130,27 @@ extension PostgresSharedTier {
         return found
     }
 
-    /// Inserts `row`, or replaces the row with its digest.
+    private var removedTable: String { "\(table)_removed" }
+    private var clearedTable: String { "\(table)_cleared" }
+
+    /// Inserts `row`, or replaces the row with its digest, unless a removal made after the row's
+    /// entry was stored covers it: a write that reaches the table late (queued by an instance
+    /// that had not yet heard of the removal) must not bring back what the removal took.
     func upsert(_ row: SharedRow) async throws {
         try await client.query(
             """
             INSERT INTO \(unescaped: table)
                 (digest, key, metadata, value, flags, value_length, stored_at, expires_at, size, checksum)
-            VALUES (\(row.digest), \(ByteBuffer(bytes: row.key)), \(ByteBuffer(bytes: row.metadata)),
+            SELECT \(row.digest), \(ByteBuffer(bytes: row.key)), \(ByteBuffer(bytes: row.metadata)),
                 \(ByteBuffer(bytes: row.value)), \(row.flags.rawValue), \(row.valueLength), \(row.storedAtMillis),
-                \(row.expiresAtMillis), \(row.size), \(row.checksum))
+                \(row.expiresAtMillis), \(row.size), \(row.checksum)
+            WHERE NOT EXISTS (
+                SELECT 1 FROM \(unescaped: removedTable)
+                WHERE digest = \(row.digest) AND removed_at > \(row.storedAtMillis)
+            ) AND NOT EXISTS (
+                SELECT 1 FROM \(unescaped: clearedTable)
+                WHERE since <= \(row.storedAtMillis) AND removed_at > \(row.storedAtMillis)
+            )
             ON CONFLICT (digest) DO UPDATE SET key = EXCLUDED.key, metadata = EXCLUDED.metadata,
                 value = EXCLUDED.value, flags = EXCLUDED.flags, value_length = EXCLUDED.value_length,
                 stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at, size = EXCLUDED.size,
@@ -127,13 +161,18 @@ extension PostgresSharedTier {
     }
 
     /// Deletes the rows with `digests`, and logs and notifies `payload` in the same statement
-    /// (the notification is delivered when the deletion commits).
+    /// (the notification is delivered when the deletion commits). The removal is remembered, so
+    /// that a late write of an older entry is refused (``upsert(_:)``).
     func delete(digests: [Int64], notify payload: String?) async throws {
+        let now = configuration.now().millisecondsSince1970
         if let payload {
-            let now = configuration.now().millisecondsSince1970
             try await client.query(
                 """
                 WITH gone AS (DELETE FROM \(unescaped: table) WHERE digest = ANY(\(digests))),
+                remembered AS (
+                    INSERT INTO \(unescaped: removedTable) (digest, removed_at) SELECT DISTINCT unnest(\(digests)::bigint[]), \(now)
+                    ON CONFLICT (digest) DO UPDATE SET removed_at = greatest(\(unescaped: removedTable).removed_at, EXCLUDED.removed_at)
+                ),
                 logged AS (
                     INSERT INTO \(unescaped: logTable) (payload, logged_at) VALUES (\(payload), \(now))
                     RETURNING sequence
@@ -144,7 +183,11 @@ extension PostgresSharedTier {
             ).drain()
         } else {
             try await client.query(
-                "DELETE FROM \(unescaped: table) WHERE digest = ANY(\(digests))",
+                """
+                WITH gone AS (DELETE FROM \(unescaped: table) WHERE digest = ANY(\(digests)))
+                INSERT INTO \(unescaped: removedTable) (digest, removed_at) SELECT DISTINCT unnest(\(digests)::bigint[]), \(now)
+                ON CONFLICT (digest) DO UPDATE SET removed_at = greatest(\(unescaped: removedTable).removed_at, EXCLUDED.removed_at)
+                """,
                 logger: logger
             ).drain()
         }
@@ -165,6 +208,10 @@ extension PostgresSharedTier {
         let now = configuration.now().millisecondsSince1970
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("TRUNCATE \(unescaped: self.table)", logger: self.logger)
+            try await connection.query(
+                "INSERT INTO \(unescaped: self.clearedTable) (since, removed_at) VALUES (\(Int64.min), \(now))",
+                logger: self.logger
+            )
             try await connection.query(self.logAndNotify(payload, now: now), logger: self.logger)
         }
     }
@@ -190,6 +237,7 @@ extension PostgresSharedTier {
         try await client.query(
             """
             WITH gone AS (DELETE FROM \(unescaped: table) WHERE stored_at >= \(millis)),
+            remembered AS (INSERT INTO \(unescaped: clearedTable) (since, removed_at) VALUES (\(millis), \(now))),
             logged AS (
                 INSERT INTO \(unescaped: logTable) (payload, logged_at) VALUES (\(payload), \(now))
                 RETURNING sequence
@@ -237,10 +285,15 @@ extension PostgresSharedTier {
         return entries
     }
 
-    /// Deletes the log's entries logged before `millis`.
+    /// Deletes the log's entries logged before `millis`, and the removals remembered from before
+    /// then.
     func trimLog(before millis: Int64) async throws {
         try await client.query(
-            "DELETE FROM \(unescaped: logTable) WHERE logged_at < \(millis)",
+            """
+            WITH removed AS (DELETE FROM \(unescaped: removedTable) WHERE removed_at < \(millis)),
+            cleared AS (DELETE FROM \(unescaped: clearedTable) WHERE removed_at < \(millis))
+            DELETE FROM \(unescaped: logTable) WHERE logged_at < \(millis)
+            """,
             logger: logger
         ).drain()
     }
