@@ -136,8 +136,9 @@ extension PostgresSharedTier {
     /// Inserts `row`, or replaces the row with its digest, unless a removal made after the row's
     /// entry was stored covers it: a write that reaches the table late (queued by an instance
     /// that had not yet heard of the removal) must not bring back what the removal took.
-    func upsert(_ row: SharedRow) async throws {
-        try await client.query(
+    /// - Returns: whether the row was written (false: a removal refused it).
+    func upsert(_ row: SharedRow) async throws -> Bool {
+        let rows = try await client.query(
             """
             INSERT INTO \(unescaped: table)
                 (digest, key, metadata, value, flags, value_length, stored_at, expires_at, size, checksum)
@@ -155,9 +156,13 @@ extension PostgresSharedTier {
                 value = EXCLUDED.value, flags = EXCLUDED.flags, value_length = EXCLUDED.value_length,
                 stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at, size = EXCLUDED.size,
                 checksum = EXCLUDED.checksum
+            RETURNING 1
             """,
             logger: logger
-        ).drain()
+        )
+        var written = false
+        for try await _ in rows { written = true }
+        return written
     }
 
     /// Deletes the rows with `digests`, and logs and notifies `payload` in the same statement

@@ -41,6 +41,7 @@ import Foundation
 /// `layeredcache_shared_bypassed_total` (operations skipped or timed out while the database was
 /// unreachable), `layeredcache_shared_damaged_rows_total`, `layeredcache_shared_writes_total`,
 /// `layeredcache_shared_write_failures_total`, `layeredcache_shared_admission_refusals_total`,
+/// `layeredcache_shared_late_writes_refused_total`,
 /// `layeredcache_shared_evictions_total`, `layeredcache_shared_expired_total`,
 /// `layeredcache_shared_invalidations_sent_total` and `layeredcache_shared_invalidations_received_total`.
 public final class PostgresSharedTier: SharedCacheTier {
@@ -55,6 +56,9 @@ public final class PostgresSharedTier: SharedCacheTier {
         public var writes = 0
         public var writeFailures = 0
         public var admissionRefusals = 0
+        /// Writes of an entry stored before a removal that covers it, refused by the table: an
+        /// instance queued them before it heard of the removal.
+        public var lateWritesRefused = 0
         /// Rows deleted to keep the table within ``Configuration/capacityBytes``.
         public var evictions = 0
         /// Expired rows deleted by the sweep.
@@ -196,8 +200,9 @@ public final class PostgresSharedTier: SharedCacheTier {
             return
         }
         do {
-            try await perform(timeout: configuration.writeTimeout) { [self] in try await upsert(row) }
+            let stored = try await perform(timeout: configuration.writeTimeout) { [self] in try await upsert(row) }
             count(\.writes, metrics.writes)
+            if !stored { count(\.lateWritesRefused, metrics.lateWritesRefused) }
         } catch {
             count(\.writeFailures, metrics.writeFailures)
             throw error

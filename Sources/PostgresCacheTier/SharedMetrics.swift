@@ -6,7 +6,7 @@ import Metrics
 /// The tier's swift-metrics handles, created once.
 struct SharedMetrics: Sendable {
     let hits, misses, bypassed, damagedRows, writes, writeFailures: Counter
-    let admissionRefusals, evictions, expired, invalidationsSent, invalidationsReceived: Counter
+    let admissionRefusals, lateWritesRefused, evictions, expired, invalidationsSent, invalidationsReceived: Counter
 
     init(factory: any MetricsFactory) {
         func counter(_ name: String) -> Counter {
@@ -19,6 +19,7 @@ struct SharedMetrics: Sendable {
         writes = counter("writes")
         writeFailures = counter("write_failures")
         admissionRefusals = counter("admission_refusals")
+        lateWritesRefused = counter("late_writes_refused")
         evictions = counter("evictions")
         expired = counter("expired")
         invalidationsSent = counter("invalidations_sent")

@@ -46,6 +46,7 @@ extension PostgresSharedTierTests {
             // The late write of the entry stored before the removal: refused.
             try await tier.set(CacheEntry(value: [2], storedAt: before), for: key)
             #expect(await tier.entry(for: key) == nil)
+            #expect(tier.statistics.lateWritesRefused == 1)
             // An entry stored after the removal is written.
             let after = clock.withLock { $0 }
             try await tier.set(CacheEntry(value: [3], storedAt: after), for: key)
