@@ -68,7 +68,9 @@ struct ProxyHandler: Sendable {
         )
         let handler = InterimResponseHandler { interim in interimSink.yield(interim) }
         return await withTaskGroup(of: (HTTPResponse, [UInt8], CacheStatus).self) { group in
-            group.addTask {
+            // Immediate: the answer is worked out on this thread from the start, without waiting
+            // for another thread of the pool (a miss crosses threads often enough).
+            group.addImmediateTask {
                 defer { interimSink.finish() }
                 var request = request
                 return await InterimResponseHandler.$current.withValue(handler) { await answer(&request) }

@@ -94,7 +94,8 @@ extension CachingHTTPClient {
         let outcome: NetworkOutcome?
         if let timeout = step.timeout {
             outcome = await withTaskGroup(of: NetworkOutcome?.self) { group in
-                group.addTask { await self.flights.value(for: key) { await self.exchange(step) } }
+                // Immediate: the exchange starts on this thread; the timer waits for a thread.
+                group.addImmediateTask { await self.flights.value(for: key) { await self.exchange(step) } }
                 group.addTask {
                     try? await self.configuration.clock.sleep(for: timeout)
                     guard !Task.isCancelled else { return nil }

@@ -100,11 +100,14 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             return (flight, true)
         }
         guard isNew else { return (flight, false) }
-        let task = Task {
+        // Started on this thread, up to the work's first suspension (the request handed to the
+        // connection): a plain `Task` first waits for a thread of the pool. Work that ends before
+        // it suspends has finished the flight by now; its task is then not recorded.
+        let task = Task.immediate {
             let value = await work()
             self.finish(key, flight, value)
         }
-        flight.state.withLock { $0.task = task }
+        flight.state.withLock { if $0.value == nil { $0.task = task } }
         return (flight, true)
     }
 

@@ -12,7 +12,9 @@ package func withExchangeDeadline<Value: Sendable>(
     _ work: @escaping @Sendable () async throws -> Value
 ) async throws -> Value {
     try await withThrowingTaskGroup(of: Value?.self) { group in
-        group.addTask { try await work() }
+        // Immediate: the exchange starts on this thread (no wait for a thread of the pool before
+        // the request is sent); the timer does not hurry.
+        group.addImmediateTask { try await work() }
         group.addTask {
             try await clock.sleep(for: timeout)
             return nil
