@@ -48,9 +48,7 @@ package final class WriteThroughQueue: Sendable {
         /// `since.date` are dropped. One cutoff stands for all of them (the latest epoch, the
         /// earliest date): it may drop a write more than needed, which a cache may always do.
         var since: (epoch: UInt64, date: Date)?
-        /// Writes being written, by the epoch they were queued in.
-        var inFlight: [UInt64: Int] = [:]
-        /// The writes being written, by a number each gets when it begins.
+        /// The writes being written (at most one a lane), by a number each gets when it begins.
         var writing: [UInt64: (key: CacheKey, storedAt: Date, epoch: UInt64)] = [:]
         var nextWrite: UInt64 = 0
         /// Bulk removals waiting for the writes queued before their epoch to be written.
@@ -65,7 +63,7 @@ package final class WriteThroughQueue: Sendable {
 
         /// Whether no write queued before `epoch` is being written.
         func isClear(before epoch: UInt64) -> Bool {
-            !inFlight.keys.contains { $0 < epoch }
+            !writing.values.contains { $0.epoch < epoch }
         }
     }
 
@@ -208,7 +206,7 @@ package final class WriteThroughQueue: Sendable {
                     counters.withLock { $0.dropped += 1 }
                     return
                 }
-                defer { end(write, queuedIn: item.epoch) }
+                defer { end(write) }
                 try await tier.set(entry, for: item.key)
             case .remove(let broadcast):
                 try await tier.remove(item.key, broadcast: broadcast)
@@ -262,11 +260,10 @@ package final class WriteThroughQueue: Sendable {
 
     /// Registers a write as being written, unless a bulk removal begun since it was queued covers
     /// it (checked under the lock the removal takes, so one of the two sees the other).
-    /// - Returns: the write's number, for ``end(_:queuedIn:)``; nil when it is dropped.
+    /// - Returns: the write's number, for ``end(_:)``; nil when it is dropped.
     private func begin(_ entry: CacheEntry, for key: CacheKey, queuedIn epoch: UInt64) -> UInt64? {
         cutoffs.withLock { cutoffs in
             guard !cutoffs.drops(entry, queuedIn: epoch) else { return nil }
-            cutoffs.inFlight[epoch, default: 0] += 1
             let write = cutoffs.nextWrite
             cutoffs.nextWrite += 1
             cutoffs.writing[write] = (key, entry.storedAt, epoch)
@@ -275,14 +272,9 @@ package final class WriteThroughQueue: Sendable {
     }
 
     /// Ends a write; the bulk removals that waited for it go on.
-    private func end(_ write: UInt64, queuedIn epoch: UInt64) {
+    private func end(_ write: UInt64) {
         let ready = cutoffs.withLock { cutoffs in
             cutoffs.writing[write] = nil
-            if let count = cutoffs.inFlight[epoch], count > 1 {
-                cutoffs.inFlight[epoch] = count - 1
-            } else {
-                cutoffs.inFlight[epoch] = nil
-            }
             let now = cutoffs
             cutoffs.waiting = now.waiting.filter { !now.isClear(before: $0.epoch) }
             return now.waiting.filter { now.isClear(before: $0.epoch) }
