@@ -62,14 +62,18 @@ extension PostgresSharedTier {
                 logger: self.logger
             )
             // Removals remembered for the log's retention, so that a write of an entry stored
-            // before one (queued by an instance that had not heard of it yet) is refused: a key's
-            // (by digest), and a bulk removal's (every row stored at or after `since`). Added
-            // beside the tables of schema version 1, which they do not change.
+            // before one, by another instance (which queued it before it heard of the removal), is
+            // refused: a key's (by digest), and a bulk removal's (every row stored at or after
+            // `since`). An instance's own writes and removals are ordered by its queue already,
+            // and a removal's time is when its statement ran, later than it was asked for: its
+            // own later write must not be refused. Added beside the tables of schema version 1,
+            // which they do not change.
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS \(unescaped: self.removedTable) (
                     digest bigint PRIMARY KEY,
-                    removed_at bigint NOT NULL
+                    removed_at bigint NOT NULL,
+                    instance text NOT NULL
                 )
                 """,
                 logger: self.logger
@@ -78,7 +82,8 @@ extension PostgresSharedTier {
                 """
                 CREATE TABLE IF NOT EXISTS \(unescaped: self.clearedTable) (
                     since bigint NOT NULL,
-                    removed_at bigint NOT NULL
+                    removed_at bigint NOT NULL,
+                    instance text NOT NULL
                 )
                 """,
                 logger: self.logger
@@ -147,10 +152,10 @@ extension PostgresSharedTier {
                 \(row.expiresAtMillis), \(row.size), \(row.checksum)
             WHERE NOT EXISTS (
                 SELECT 1 FROM \(unescaped: removedTable)
-                WHERE digest = \(row.digest) AND removed_at > \(row.storedAtMillis)
+                WHERE digest = \(row.digest) AND removed_at > \(row.storedAtMillis) AND instance <> \(instanceID)
             ) AND NOT EXISTS (
                 SELECT 1 FROM \(unescaped: clearedTable)
-                WHERE since <= \(row.storedAtMillis) AND removed_at > \(row.storedAtMillis)
+                WHERE since <= \(row.storedAtMillis) AND removed_at > \(row.storedAtMillis) AND instance <> \(instanceID)
             )
             ON CONFLICT (digest) DO UPDATE SET key = EXCLUDED.key, metadata = EXCLUDED.metadata,
                 value = EXCLUDED.value, flags = EXCLUDED.flags, value_length = EXCLUDED.value_length,
@@ -175,8 +180,9 @@ extension PostgresSharedTier {
                 """
                 WITH gone AS (DELETE FROM \(unescaped: table) WHERE digest = ANY(\(digests))),
                 remembered AS (
-                    INSERT INTO \(unescaped: removedTable) (digest, removed_at) SELECT DISTINCT unnest(\(digests)::bigint[]), \(now)
-                    ON CONFLICT (digest) DO UPDATE SET removed_at = greatest(\(unescaped: removedTable).removed_at, EXCLUDED.removed_at)
+                    INSERT INTO \(unescaped: removedTable) (digest, removed_at, instance)
+                    SELECT DISTINCT unnest(\(digests)::bigint[]), \(now), \(instanceID)
+                    ON CONFLICT (digest) DO UPDATE SET removed_at = EXCLUDED.removed_at, instance = EXCLUDED.instance
                 ),
                 logged AS (
                     INSERT INTO \(unescaped: logTable) (payload, logged_at) VALUES (\(payload), \(now))
@@ -190,8 +196,9 @@ extension PostgresSharedTier {
             try await client.query(
                 """
                 WITH gone AS (DELETE FROM \(unescaped: table) WHERE digest = ANY(\(digests)))
-                INSERT INTO \(unescaped: removedTable) (digest, removed_at) SELECT DISTINCT unnest(\(digests)::bigint[]), \(now)
-                ON CONFLICT (digest) DO UPDATE SET removed_at = greatest(\(unescaped: removedTable).removed_at, EXCLUDED.removed_at)
+                INSERT INTO \(unescaped: removedTable) (digest, removed_at, instance)
+                    SELECT DISTINCT unnest(\(digests)::bigint[]), \(now), \(instanceID)
+                ON CONFLICT (digest) DO UPDATE SET removed_at = EXCLUDED.removed_at, instance = EXCLUDED.instance
                 """,
                 logger: logger
             ).drain()
@@ -214,7 +221,10 @@ extension PostgresSharedTier {
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("TRUNCATE \(unescaped: self.table)", logger: self.logger)
             try await connection.query(
-                "INSERT INTO \(unescaped: self.clearedTable) (since, removed_at) VALUES (\(Int64.min), \(now))",
+                """
+                INSERT INTO \(unescaped: self.clearedTable) (since, removed_at, instance)
+                VALUES (\(Int64.min), \(now), \(self.instanceID))
+                """,
                 logger: self.logger
             )
             try await connection.query(self.logAndNotify(payload, now: now), logger: self.logger)
@@ -242,7 +252,9 @@ extension PostgresSharedTier {
         try await client.query(
             """
             WITH gone AS (DELETE FROM \(unescaped: table) WHERE stored_at >= \(millis)),
-            remembered AS (INSERT INTO \(unescaped: clearedTable) (since, removed_at) VALUES (\(millis), \(now))),
+            remembered AS (
+                INSERT INTO \(unescaped: clearedTable) (since, removed_at, instance) VALUES (\(millis), \(now), \(instanceID))
+            ),
             logged AS (
                 INSERT INTO \(unescaped: logTable) (payload, logged_at) VALUES (\(payload), \(now))
                 RETURNING sequence
