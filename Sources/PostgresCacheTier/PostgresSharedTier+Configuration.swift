@@ -110,6 +110,10 @@ extension PostgresSharedTier {
         var tableName: String { "\(table.lowercased())_v\(PostgresSharedTier.schemaVersion)" }
         /// The invalidation log: every removal, wipe and tag invalidation, by sequence number.
         var logTableName: String { "\(tableName)_log" }
+        /// The removals of keys remembered for the log's retention, by digest.
+        var removedTableName: String { "\(tableName)_removed" }
+        /// The bulk removals remembered for the log's retention.
+        var clearedTableName: String { "\(tableName)_cleared" }
         /// The LISTEN/NOTIFY channel.
         var channel: String { "\(tableName)_invalidations" }
         /// The largest row admitted.

@@ -135,9 +135,6 @@ extension PostgresSharedTier {
         return found
     }
 
-    private var removedTable: String { "\(table)_removed" }
-    private var clearedTable: String { "\(table)_cleared" }
-
     /// Inserts `row`, or replaces the row with its digest, unless a removal made after the row's
     /// entry was stored covers it: a write that reaches the table late (queued by an instance
     /// that had not yet heard of the removal) must not bring back what the removal took.
@@ -214,6 +211,8 @@ extension PostgresSharedTier {
     }
 
     private var logTable: String { configuration.logTableName }
+    private var removedTable: String { configuration.removedTableName }
+    private var clearedTable: String { configuration.clearedTableName }
 
     /// Empties the table, and logs and notifies, in one transaction.
     func truncate(notify payload: String) async throws {
