@@ -62,6 +62,9 @@ extension PostgresSharedTier {
         public var metricsFactory: (any MetricsFactory)?
         /// The wall clock that stamps expiry. Default `Date()`; tests pass their own.
         public var now: @Sendable () -> Date
+        /// The clock the listener waits on between reconnections. Default `ContinuousClock`; a
+        /// test passes one it moves itself, to hold the listener down until it has set the scene.
+        package var reconnectClock: any Clock<Duration> = ContinuousClock()
 
         /// Creates a configuration; every parameter but `url` has the default documented on its
         /// property.

@@ -33,7 +33,7 @@ extension PostgresSharedTier {
             }
             listening.store(false, ordering: .relaxed)
             do {
-                try await Task.sleep(for: backoff)
+                try await configuration.reconnectClock.sleep(for: backoff)
             } catch {
                 return
             }

@@ -72,9 +72,12 @@ extension PostgresSharedTierTests {
     }
 
     @Test func anInstanceAwayLongerThanTheLogKeepsDropsWhatItCannotVerify() async throws {
-        // The sweep trims every entry at once.
+        // The sweep trims every entry at once; the listeners reconnect only when the test moves
+        // their clock (a real backoff raced the sweep on a loaded machine: b came back in time
+        // to replay the removal, and kept what it should have dropped).
+        let reconnect = TestClock()
         let noRetention: Configure = {
-            Self.slowReconnect(&$0)
+            $0.reconnectClock = reconnect
             $0.invalidationLogRetention = .seconds(-60)
         }
         try await withInstances(2, configure: noRetention) { instances in
@@ -92,6 +95,8 @@ extension PostgresSharedTierTests {
             try await a.cache.remove(removed)
             try await waitUntil { a.cache.sharedWriteStatistics.written == 3 }
             await a.shared.sweep()  // the removal's entry is trimmed before b comes back
+            try await waitUntil { reconnect.sleeperCount == 2 }  // both listeners wait to reconnect
+            reconnect.advance(by: .seconds(1))
             // b cannot tell what it missed: it drops every local copy.
             try await waitUntil {
                 guard b.cache.memory.entry(for: kept) == nil else { return false }
