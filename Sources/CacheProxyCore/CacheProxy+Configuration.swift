@@ -55,6 +55,13 @@ extension CacheProxy {
         /// Whether the ``tagFields`` reach clients. Default false: they are not stored, and the
         /// origin's answers lose them on their way to the client (tags are the operator's).
         public var exposesTagFields: Bool
+        /// Whether a `Range` request the cache cannot answer goes upstream with its `Range`. Default
+        /// false: the proxy fetches the whole response, stores it and cuts the range from it, as
+        /// Varnish and nginx do by default. True suits large files that clients read in ranges
+        /// (video, downloads): the origin's `206` answers are stored as partial content (with a
+        /// strong `ETag`), later ranges are served from them, and ranges that complete the body
+        /// become the whole response (RFC 9111 §3.3–3.4).
+        public var forwardsRanges: Bool
         /// Where the admin listener listens: `GET /metrics` (Prometheus text format), `GET
         /// /healthz`, and `PURGE` as on the main listener. Nil (the default) for none. Keep it
         /// where only operators reach it.
@@ -76,6 +83,7 @@ extension CacheProxy {
             purgeToken: String? = nil,
             tagFields: [HTTPField.Name] = [.surrogateKey, .cacheTag],
             exposesTagFields: Bool = false,
+            forwardsRanges: Bool = false,
             admin: ListenAddress? = nil
         ) {
             self.upstream = upstream
@@ -92,6 +100,7 @@ extension CacheProxy {
             self.purgeToken = purgeToken
             self.tagFields = tagFields
             self.exposesTagFields = exposesTagFields
+            self.forwardsRanges = forwardsRanges
             self.admin = admin
         }
     }

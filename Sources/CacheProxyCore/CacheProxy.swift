@@ -153,7 +153,8 @@ public final class CacheProxy: Service, Sendable {
             metrics: metrics,
             logger: configuration.logger,
             purger: purger,
-            strippedFields: configuration.exposesTagFields ? [] : configuration.tagFields
+            strippedFields: configuration.exposesTagFields ? [] : configuration.tagFields,
+            forwardsRanges: configuration.forwardsRanges
         )
         // Fresh memory hits are answered on the event loop; everything else goes to the handler.
         let bodyBufferLimit = Self.hitBufferLimit(memoryCapacity: cache.memoryCapacity)

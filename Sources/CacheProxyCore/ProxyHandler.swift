@@ -20,6 +20,8 @@ struct ProxyHandler: Sendable {
     let purger: Purger
     /// The tag fields answers lose on their way to the client (empty when they are exposed).
     let strippedFields: [HTTPField.Name]
+    /// Whether a range goes upstream as asked (``CacheProxy/Configuration/forwardsRanges``).
+    let forwardsRanges: Bool
 
     /// An answer: the head, the body, and how it counts.
     typealias Answer = (HTTPResponse, [UInt8], CacheStatus)
@@ -124,8 +126,9 @@ struct ProxyHandler: Sendable {
                 received.readableBytes > 0
                 ? Array(received.readableBytesView) : (Self.sendsBody(outgoing.method) ? [] : nil)
         }
-        // A range is cut from the whole response, from the cache or fetched whole.
-        let whole = ProxyMapping.wholeRequest(for: outgoing)
+        // A range is cut from the whole response, from the cache or fetched whole; or, forwarded,
+        // answered from stored partial content or by the origin's 206.
+        let whole = forwardsRanges ? outgoing : ProxyMapping.wholeRequest(for: outgoing)
         let result = await client.fetch(whole, body: body, policy: .useProtocolCachePolicy)
         var answer = ProxyMapping.answer(for: result, to: whole, statusHeader: statusHeader)
         answer.response.headerFields = SurrogateKeys.stripped(answer.response.headerFields, names: strippedFields)

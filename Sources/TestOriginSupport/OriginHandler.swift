@@ -41,6 +41,9 @@ final class OriginHandler: ChannelInboundHandler {
         switch behavior {
         case .dropConnection:
             context.close(promise: nil)
+        case .servesRanges(let fields, let body):
+            // Resolved against the request by the origin; as a whole answer here.
+            answer(.respond(status: 200, headers: fields, body: body), keepAlive: keepAlive, context: context)
         case .stallBody(let status, let fields, let firstBytes, let declaredLength):
             var headers = HTTPHeaders(fields)
             headers.replaceOrAdd(name: "Content-Length", value: "\(declaredLength)")

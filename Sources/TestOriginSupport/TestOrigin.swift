@@ -44,6 +44,11 @@ public final class TestOrigin: Sendable {
         /// Sends an interim (1xx) response with `status` and `headers`, then behaves as `then`.
         case interim(status: Int, headers: [(String, String)] = [], then: Behavior)
 
+        /// A file server's answers: a `GET` with one `Range: bytes=first-last` (or `first-`) within
+        /// `body` gets a `206` of those bytes with `Content-Range`, anything else the whole `200`;
+        /// both with `headers`.
+        case servesRanges(headers: [(String, String)] = [], body: [UInt8])
+
         /// A 200 with `body` (UTF-8) and `headers`.
         public static func ok(_ body: String, headers: [(String, String)] = []) -> Behavior {
             .respond(status: 200, headers: headers, body: Array(body.utf8))
@@ -229,7 +234,28 @@ public final class TestOrigin: Sendable {
             return behavior
         }
         receivedCount.increment()
+        if case .servesRanges(let headers, let body) = behavior {
+            return Self.ranged(request, headers: headers, body: body)
+        }
         return behavior
+    }
+
+    /// ``Behavior/servesRanges(headers:body:)``'s answer to `request`.
+    private static func ranged(_ request: Request, headers: [(String, String)], body: [UInt8]) -> Behavior {
+        guard request.method == "GET", let range = request.header("Range"), range.hasPrefix("bytes="),
+            !range.contains(",")
+        else { return .respond(status: 200, headers: headers, body: body) }
+        let bounds = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Int(bounds[0]), first < body.count else {
+            return .respond(status: 200, headers: headers, body: body)
+        }
+        let last = min(Int(bounds[1]) ?? (body.count - 1), body.count - 1)
+        guard last >= first else { return .respond(status: 200, headers: headers, body: body) }
+        return .respond(
+            status: 206,
+            headers: headers + [("Content-Range", "bytes \(first)-\(last)/\(body.count)")],
+            body: Array(body[first...last])
+        )
     }
 }
 

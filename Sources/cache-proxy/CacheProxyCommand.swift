@@ -83,6 +83,14 @@ struct CacheProxyCommand: AsyncParsableCommand {
     @Flag(help: "Pass the tag fields on to clients (by default they are neither stored nor sent).")
     var exposeTagFields = false
 
+    @Flag(
+        help: """
+            Send a Range request the cache cannot answer upstream with its Range, and store the \
+            206 answers as partial content (by default the whole response is fetched and cut).
+            """
+    )
+    var forwardRanges = false
+
     @Option(
         help: """
             HOST:PORT of the admin listener: GET /metrics (Prometheus), GET /healthz, and PURGE; \
@@ -218,6 +226,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
             purgeToken: purgeToken,
             tagFields: try Self.fieldNames(tagFields, option: "--tag-fields"),
             exposesTagFields: exposeTagFields,
+            forwardsRanges: forwardRanges,
             admin: admin
         )
         var failure: (any Error)?

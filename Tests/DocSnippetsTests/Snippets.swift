@@ -136,8 +136,8 @@ func README_line240() async throws {
     _ = cache
 }
 
-// docs/cache-proxy.md:50
-func docs_cache_proxy_line50() async throws {
+// docs/cache-proxy.md:51
+func docs_cache_proxy_line51() async throws {
 
     let origin = OriginTransport()
     let proxy = try CacheProxy(

@@ -19,7 +19,7 @@ import Testing
         (false, "GET", 500, [], [], false),  // not heuristically cacheable, no explicit freshness
         (false, "GET", 500, [("Cache-Control", "max-age=60")], [], true),
         (false, "GET", 404, [], [], true),
-        (false, "GET", 206, [("Cache-Control", "max-age=60")], [], false),  // no partial content
+        (false, "GET", 206, [("Cache-Control", "max-age=60")], [], false),  // no Content-Range: not partial content
         (false, "GET", 200, [("Cache-Control", "no-store")], [], false),
         (false, "GET", 200, [], [("Cache-Control", "no-store")], false),
         (false, "GET", 200, [("Cache-Control", "private")], [], true),

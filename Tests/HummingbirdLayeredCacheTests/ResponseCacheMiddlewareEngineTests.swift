@@ -133,6 +133,39 @@ import Testing
         #expect(calls.count == 1)
     }
 
+    /// Issue 34 item 2: a route's 206 is stored as partial content; the range it holds is
+    /// answered from it, a request for the whole is not (as at the client and the proxy).
+    @Test func aRoutesPartialContentAnswersOnlyTheRangesItHolds() async throws {
+        let app = try App()
+        let calls = app.calls
+        app.router.get("/film") { request, _ in
+            calls.increment()
+            let body = "abcdefghijklmnopqrstuvwxyz"
+            var headers: HTTPFields = [.cacheControl: "max-age=60", .eTag: "\"f1\""]
+            guard request.headers[.range] == "bytes=0-9" else {
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+            }
+            headers[.contentRange] = "bytes 0-9/26"
+            return Response(
+                status: .partialContent,
+                headers: headers,
+                body: .init(byteBuffer: ByteBuffer(string: String(body.prefix(10))))
+            )
+        }
+        try await app.test { client in
+            _ = try await client.execute(uri: "/film", method: .get, headers: [.range: "bytes=0-9"])
+            try await client.execute(uri: "/film", method: .get, headers: [.range: "bytes=2-4"]) { response in
+                #expect(response.status == .partialContent && String(buffer: response.body) == "cde")
+                #expect(response.headers[.contentRange] == "bytes 2-4/26")
+                #expect(response.headers[Self.cacheStatus]?.contains("hit") == true)
+            }
+            try await client.execute(uri: "/film", method: .get) { response in
+                #expect(response.status == .ok && String(buffer: response.body).count == 26)
+            }
+        }
+        #expect(calls.count == 2)
+    }
+
     /// A delegate that is not a client's: the middleware asks it with the request, for what it
     /// stores, and a veto holds.
     @Test func aResponseCacheDelegateJudgesWhatIsStored() async throws {

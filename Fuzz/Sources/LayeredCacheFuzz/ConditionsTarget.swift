@@ -14,7 +14,9 @@ import Foundation
 /// Range and conditional request fields over arbitrary values: a partial range lies inside the
 /// body; entity-tag lists survive being written out and read again; a conditional request made
 /// for stored responses asks with every stored tag; a request whose `If-None-Match` names the
-/// current tag is answered not modified; an HTTP date written out reads back as the same date.
+/// current tag is answered not modified; an HTTP date written out reads back as the same date;
+/// partial content (a `Content-Range` on the sixth line) holds exactly the bytes of its ranges
+/// when combined, reads back from its stored form, and answers only with bytes it holds.
 enum ConditionsTarget {
     static func run(_ data: UnsafeRawBufferPointer) {
         var input = FuzzInput(data)
@@ -25,6 +27,7 @@ enum ConditionsTarget {
         ).map(String.init)
         func line(_ index: Int) -> String { index < lines.count ? lines[index] : "" }
         let (range, ifRange, etag, ifNoneMatch, date) = (line(0), line(1), line(2), line(3), line(4))
+        checkPartialContent(contentRange: line(5), range: range, other: length)
 
         var requestFields = HTTPFields()
         requestFields[.range] = range
@@ -85,6 +88,54 @@ enum ConditionsTarget {
         }
     }
 
+    /// The partial-content properties, for a representation of at most 4 KiB whose byte `i` is
+    /// `i * 31`: a part as `contentRange` says, combined with a second part derived from `other`.
+    private static func checkPartialContent(contentRange: String, range: String, other: Int) {
+        guard let (held, total) = PartialContent.parseContentRange(contentRange) else { return }
+        check(held.lowerBound <= held.upperBound && held.upperBound < total, "Content-Range \(held) of \(total)")
+        guard total <= 4096 else { return }
+        let whole = (0..<total).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        func part(_ bytes: ClosedRange<Int>) -> PartialContent? {
+            let response = HTTPResponse(
+                status: .partialContent,
+                headerFields: [.eTag: "\"f\"", .contentRange: "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(total)"]
+            )
+            let time = Date(timeIntervalSince1970: 0)
+            let cached = CachedResponse(
+                response: response,
+                body: Array(whole[bytes]),
+                requestTime: time,
+                responseTime: time
+            )
+            return PartialContent(received: cached)
+        }
+        let start = other % total
+        let second = start...min(total - 1, start + other / 7)
+        guard let first = part(held), let next = part(second), let combined = first.combined(with: next) else {
+            check(false, "two parts of one tag and length combine")
+            return
+        }
+        check(combined.stored.body == combined.ranges.flatMap { Array(whole[$0]) }, "combined bytes are the ranges'")
+        for (lhs, rhs) in zip(combined.ranges, combined.ranges.dropFirst()) {
+            check(lhs.upperBound + 1 < rhs.lowerBound, "ranges sorted, disjoint, not adjacent")
+        }
+        check(PartialContent(stored: combined.stored)?.ranges == combined.ranges, "the stored form reads back")
+        check(combined.isComplete == (combined.ranges == [0...(total - 1)]), "complete iff every byte is held")
+        let request = HTTPRequest(
+            method: .get,
+            scheme: "https",
+            authority: "example.com",
+            path: "/",
+            headerFields: [.range: range]
+        )
+        if let answer = combined.answer(to: request) {
+            let served = answer.response.headerFields[.contentRange].flatMap(PartialContent.parseContentRange)
+            guard let (bytes, length) = served else { return check(false, "an answer without its Content-Range") }
+            check(length == total && answer.body == Array(whole[bytes]), "an answer is the bytes it names")
+            check(combined.ranges.contains { $0.contains(bytes.lowerBound) && $0.contains(bytes.upperBound) }, "held")
+        }
+    }
+
     static func seeds() throws -> [[UInt8]] {
         [
             "bytes=0-99\n\"v1\"\n\"v1\"\nW/\"v1\", \"v2\"\nSun, 06 Nov 1994 08:49:37 GMT",
@@ -93,6 +144,8 @@ enum ConditionsTarget {
             "bytes=5-1,7-9\nW/\"v1\"\n\"v1\"\n\"v1\"\n",
             // Found by this target: a year before 1000 was written with three digits.
             "bytes=10-\n\n\"a\"\n\"b\",W/\"a\"\nSun Nov  6 08:49:37 0994",
+            // Partial content: a part of 26 bytes, combined with one derived from the length.
+            "bytes=2-4\n\n\"f\"\n\n\nbytes 0-9/26",
         ].map { [0xE8, 0x03] + Array($0.utf8) }
     }
 }

@@ -171,6 +171,11 @@ extension ResponseCache {
         if let primary, primary.answersEveryRequest {
             return (key, primary, (primary, []))
         }
+        if let partial = primary?.partial {
+            // Partial content answers a range it holds, as a 206 of that range; nothing else.
+            guard let answer = partial.answer(to: request) else { return (key, primary, (nil, [])) }
+            return (key, primary, (StoredRecord.Box(.response(answer), metadataBytes: 0), []))
+        }
         var found = await matching(primary, primaryKey: key, request: request)
         if found.isEmpty, request.method == .head, let getKey = Self.primaryKey(for: request, method: .get) {
             found = await matching(await record(for: getKey), primaryKey: getKey, request: request)

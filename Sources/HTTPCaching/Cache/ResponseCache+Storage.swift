@@ -93,6 +93,9 @@ extension ResponseCache {
         guard tiers.isOpen else {
             throw HTTPCachingError(code: .closed, message: "the cache is closed: the response was not stored")
         }
+        if cachedResponse.response.status.code == 206 || response.response.status.code == 206 {
+            return try await storePartial(response, for: lookup, key: key)
+        }
         let primary = await primaryRecord(of: lookup)
         // What the rules parsed still describes the response unless a hook changed its fields.
         let parsed =

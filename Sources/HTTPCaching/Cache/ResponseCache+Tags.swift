@@ -112,6 +112,10 @@ extension ResponseCache {
             guard let primary = await record(for: CacheKey(key)) else { continue }
             if primary.response != nil {
                 marked += try await mark(primary, under: CacheKey(key), tag: tag) ? 1 : 0
+            } else if let partial = primary.partial, partial.stored.tags.contains(tag) {
+                // Partial content is forgotten rather than marked: the next range goes to the origin.
+                _ = try await removeRecord(under: CacheKey(key))
+                marked += 1
             } else if let index = primary.variantIndex {
                 for variant in index.variants {
                     guard let box = await record(for: CacheKey(variant.key)) else { continue }

@@ -48,16 +48,21 @@ public struct CacheRules: Hashable, Sendable {
     static let privateDefaults = CacheRules(mode: .private)
     static let sharedDefaults = CacheRules(mode: .shared)
 
-    /// The status codes that are heuristically cacheable (RFC 9110 §15.1). 206 is left out: this
-    /// cache does not store partial content.
+    /// The status codes that are heuristically cacheable (RFC 9110 §15.1). A 206 is stored as
+    /// partial content (see ``reasonNotToStore(_:for:)``).
     public static let heuristicallyCacheableStatuses: Set<Int> = [
-        200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501,
+        200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501,
     ]
 
     // MARK: - Storability (§3)
 
     /// Whether a cache of this mode may store `response` to `request`
     /// ([RFC 9111 §3](https://www.rfc-editor.org/rfc/rfc9111#section-3)).
+    ///
+    /// A `206` may be stored as partial content (§3.3) when it answers a `GET` with one
+    /// `Content-Range` of known complete length, a strong `ETag` and no `Vary`: it then answers
+    /// only the ranges it holds, never a request for the whole, and combines with later ranges
+    /// of the same entity tag into the whole response (§3.4).
     /// - Returns: nil when it may, else why not (for logs and tests).
     public func reasonNotToStore(_ response: HTTPResponse, for request: HTTPRequest) -> String? {
         storability(of: response, for: request).reason
@@ -79,7 +84,10 @@ public struct CacheRules: Hashable, Sendable {
         guard request.method == .get || request.method == .head else { return verdict("method \(request.method)") }
         let status = response.status.code
         guard status >= 200 else { return verdict("interim status \(status)") }
-        guard status != 206, status != 304 else { return verdict("status \(status)") }
+        guard status != 304 else { return verdict("status \(status)") }
+        if status == 206, let reason = Self.partialReason(response, request: request, varyNames: varyNames) {
+            return verdict(reason)
+        }
         let requestDirectives = CacheControl(request.headerFields, isRequest: true)
         if requestDirectives.noStore { return verdict("request no-store") }
         if directives.mustUnderstand, !Self.understoodStatuses.contains(status) {
@@ -105,6 +113,23 @@ public struct CacheRules: Hashable, Sendable {
             return verdict("never fresh (invalid freshness) and nothing to revalidate or serve stale with")
         }
         return verdict(nil)
+    }
+
+    /// Why the `206` `response` to `request` cannot be kept as partial content (RFC 9111 §3.3),
+    /// before the rules every response meets: it must answer a `GET`, carry one `Content-Range`
+    /// with a known complete length, a strong `ETag` (what later ranges are combined by, §3.4)
+    /// and no `Vary`. Nil when it can.
+    private static func partialReason(_ response: HTTPResponse, request: HTTPRequest, varyNames: [String]?) -> String? {
+        guard request.method == .get else { return "partial content to \(request.method)" }
+        let ranges = response.headerFields[values: .contentRange]
+        guard ranges.count == 1, PartialContent.parseContentRange(ranges[0]) != nil else {
+            return "partial content without one Content-Range of known length"
+        }
+        guard PartialContent.strongValidator(of: response) != nil else {
+            return "partial content without a strong entity tag"
+        }
+        guard varyNames?.isEmpty == true else { return "partial content with Vary" }
+        return nil
     }
 
     /// Whether a cache of this mode may store `response` to `request` (§3).

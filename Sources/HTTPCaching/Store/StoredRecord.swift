@@ -16,12 +16,17 @@ enum StoredRecord: Sendable {
     case variants(VariantIndex)
     /// The primary keys of the responses stored with one tag (``CachedResponse/tags``).
     case tagMembers([String])
+    /// Byte ranges of a `GET` response (RFC 9111 §3.3), under the URL's primary key: a record
+    /// that answers no request as it is (``Box/response`` is nil), only a range it holds.
+    case partial(PartialContent)
 
     /// The first metadata byte of a variant index; a response's metadata starts with its codec
     /// version (1 or 2).
     static let variantIndexTag: UInt8 = 0x80
     /// The first metadata byte of a tag's member list.
     static let tagMembersTag: UInt8 = 0x81
+    /// The first metadata byte of partial content; the stored response's metadata follows.
+    static let partialTag: UInt8 = 0x82
 
     /// Decodes the record an entry's bytes hold.
     /// - Throws: ``HTTPCachingError/Code/corruptData`` or ``HTTPCachingError/Code/unsupportedFormat``
@@ -41,6 +46,15 @@ enum StoredRecord: Sendable {
                 throw HTTPCachingError(code: .corruptData, message: "tag members: trailing bytes")
             }
             self = .tagMembers(keys)
+        } else if entry.metadata.first == Self.partialTag {
+            let response = try CachedResponseCodec.decode(
+                metadata: Array(entry.metadata.dropFirst()),
+                body: entry.value
+            )
+            guard let partial = PartialContent(stored: response) else {
+                throw HTTPCachingError(code: .corruptData, message: "partial content: ranges and body disagree")
+            }
+            self = .partial(partial)
         } else {
             self = .response(try CachedResponseCodec.decode(metadata: entry.metadata, body: entry.value))
         }
@@ -64,6 +78,12 @@ enum StoredRecord: Sendable {
             writer.write(UInt32(keys.count))
             for key in keys { writer.write(key) }
             entry = CacheEntry(value: writer.bytes, metadata: [Self.tagMembersTag], storedAt: storedAt)
+        case .partial(let partial):
+            entry = CacheEntry(
+                value: partial.stored.body,
+                metadata: [Self.partialTag] + CachedResponseCodec.encodeMetadata(partial.stored),
+                storedAt: storedAt
+            )
         }
         entry.attachment = Box(self, parsed: parsed, metadataBytes: entry.metadata.count)
         return entry
@@ -136,6 +156,12 @@ enum StoredRecord: Sendable {
         /// The variant index, when the record is one.
         var variantIndex: VariantIndex? {
             if case .variants(let index) = record { return index }
+            return nil
+        }
+
+        /// The partial content, when the record is one.
+        var partial: PartialContent? {
+            if case .partial(let partial) = record { return partial }
             return nil
         }
 
