@@ -13,6 +13,7 @@ import PostgresNIO
 ///
 /// - a shared-tier hit (1 KiB and 4 KiB JSON) with 1 and 8 tasks, beside a bare postgres-nio
 ///   `SELECT` of the same row through its own pool in the same run: the physical limit;
+/// - the CPU work of a hit beside its query: a row decoded, plain and sealed (no server needed);
 /// - the delay from a removal on one instance to the key gone from the other's memory;
 /// - the replay of 10,000 invalidations an instance missed while its listener was cut;
 /// - the hit ratio of two instances behind a round-robin balancer on a Zipf(0.99) workload, with
@@ -21,9 +22,10 @@ import PostgresNIO
 /// Not part of the default run or of `--quick`: it needs the server, so it runs when named.
 enum SharedTierBenchmarks {
     static func run(quick: Bool) async throws -> [BenchmarkResult] {
+        let decoding = try rowDecoding(quick: quick)
         guard let url = ProcessInfo.processInfo.environment["LAYEREDCACHE_POSTGRES_URL"] else {
             BenchmarksMain.log("shared: skipped, LAYEREDCACHE_POSTGRES_URL is not set (make bench starts a server)")
-            return [
+            return decoding + [
                 BenchmarkResult(
                     workload: "shared-tier hit",
                     subject: "PostgresSharedTier",
@@ -46,7 +48,7 @@ enum SharedTierBenchmarks {
             group.addTask { try await sealed.run { _ in } }
             group.addTask { await bare.run() }
             defer { group.cancelAll() }
-            var results: [BenchmarkResult] = []
+            var results = decoding
             for size in [1024, 4096] {
                 results += try await hits(tier: tier, bare: bare, size: size, quick: quick)
             }

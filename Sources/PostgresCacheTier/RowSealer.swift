@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if PostgreSQL
-import CacheTiers
+package import CacheTiers
 import Crypto
 
 /// Seals shared rows with AES-256-GCM under a key derived from the cache's ``EncryptionKey`` (the
@@ -19,12 +19,14 @@ import Crypto
 /// `@unchecked Sendable` without a lock: its fields are immutable values set once in `init`;
 /// swift-crypto's `SymmetricKey` is not marked Sendable, but its storage never changes after it
 /// is made.
-final class RowSealer: @unchecked Sendable {
+package final class RowSealer: @unchecked Sendable {
     /// The keys derived from one ``EncryptionKey``.
     private struct Keys {
-        let seal: SymmetricKey
-        let digest: SymmetricKey
-        let invalidation: SymmetricKey
+        let seal: GCMKey
+        /// An HMAC keyed once (its padded key already hashed in): each digest copies it, so that
+        /// no digest pays for the key again.
+        let digest: HMAC<SHA256>
+        let invalidation: GCMKey
 
         init(_ key: EncryptionKey) {
             let material = SymmetricKey(data: key.bytes)
@@ -36,16 +38,16 @@ final class RowSealer: @unchecked Sendable {
                     outputByteCount: 32
                 )
             }
-            seal = derive("shared row seal v1")
-            digest = derive("shared row digest v1")
-            invalidation = derive("shared invalidation seal v1")
+            seal = GCMKey(derive("shared row seal v1"))
+            digest = HMAC<SHA256>(key: derive("shared row digest v1"))
+            invalidation = GCMKey(derive("shared invalidation seal v1"))
         }
     }
 
     /// The current key's first, then the previous keys'.
     private let keys: [Keys]
 
-    convenience init(key: EncryptionKey) {
+    package convenience init(key: EncryptionKey) {
         self.init(encryption: DiskEncryption(key: key))
     }
 
@@ -59,12 +61,14 @@ final class RowSealer: @unchecked Sendable {
     }
 
     /// The row digests a key may have: the current key's first, then the previous keys'.
-    func digests(of keyBytes: [UInt8]) -> [Int64] {
+    package func digests(of keyBytes: [UInt8]) -> [Int64] {
         keys.map { Self.digest(of: keyBytes, key: $0.digest) }
     }
 
-    private static func digest(of keyBytes: [UInt8], key: SymmetricKey) -> Int64 {
-        let mac = HMAC<SHA256>.authenticationCode(for: keyBytes, using: key)
+    private static func digest(of keyBytes: [UInt8], key: HMAC<SHA256>) -> Int64 {
+        var hmac = key
+        hmac.update(data: keyBytes)
+        let mac = hmac.finalize()
         return mac.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
     }
 
@@ -94,21 +98,16 @@ final class RowSealer: @unchecked Sendable {
         return nil
     }
 
-    private static func seal(_ payload: [UInt8], header: [UInt8], key: SymmetricKey) throws -> [UInt8] {
+    private static func seal(_ payload: [UInt8], header: [UInt8], key: GCMKey) throws -> [UInt8] {
         do {
-            let box = try AES.GCM.seal(payload, using: key, nonce: AES.GCM.Nonce(), authenticating: header)
-            // A 12-byte nonce always gives the combined form.
-            return Array(box.combined!)
+            return try key.seal(payload, authenticating: header)
         } catch {
             throw CacheError(code: .valueTooLarge, message: "AES-GCM cannot seal the row", underlying: error)
         }
     }
 
-    private static func open(_ sealed: [UInt8], header: [UInt8], key: SymmetricKey) -> [UInt8]? {
-        guard sealed.count >= 28, let box = try? AES.GCM.SealedBox(combined: sealed),
-            let opened = try? AES.GCM.open(box, using: key, authenticating: header)
-        else { return nil }
-        return Array(opened)
+    private static func open(_ sealed: [UInt8], header: [UInt8], key: GCMKey) -> [UInt8]? {
+        key.open(sealed, authenticating: header)
     }
 }
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if PostgreSQL
-import CacheTiers
+package import CacheTiers
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -16,7 +16,7 @@ import Foundation
 /// clear, under a CRC-32C over every column. A sealed row keeps none of them in clear: `value`
 /// holds the AES-256-GCM seal of key, metadata and stored value, the digest is keyed, and the
 /// other columns are the seal's associated data, so a changed byte anywhere fails to open.
-struct SharedRow: Hashable, Sendable {
+package struct SharedRow: Hashable, Sendable {
     struct Flags: OptionSet, Hashable, Sendable {
         let rawValue: Int16
         /// `value` is an LZ4 block that decodes to `valueLength` bytes.
@@ -41,7 +41,7 @@ struct SharedRow: Hashable, Sendable {
 
     /// Encodes `entry` for `key`, expiring at `expiresAt`, sealed when `sealer` is given.
     /// - Throws: `CacheError` when the value is larger than LZ4 or AES-GCM accept.
-    static func encode(
+    package static func encode(
         _ entry: CacheEntry,
         for key: CacheKey,
         expiresAtMillis: Int64,
@@ -79,7 +79,7 @@ struct SharedRow: Hashable, Sendable {
     }
 
     /// Why a row could not be used.
-    enum Failure: Error, Hashable {
+    package enum Failure: Error, Hashable {
         /// The checksum or the seal did not verify, or the bytes do not parse: the row is damaged.
         case damaged
         /// The row holds another key with the same digest.
@@ -89,7 +89,7 @@ struct SharedRow: Hashable, Sendable {
     /// The entry the row holds for `key`.
     /// - Throws: ``Failure/damaged`` for a row that does not verify, ``Failure/otherKey`` for a
     ///   digest collision.
-    func decode(for key: CacheKey, sealer: RowSealer?) throws(Failure) -> CacheEntry {
+    package func decode(for key: CacheKey, sealer: RowSealer?) throws(Failure) -> CacheEntry {
         guard checksum == computeChecksum(), valueLength >= 0 else { throw .damaged }
         var keyBytes = self.key
         var metadata = self.metadata

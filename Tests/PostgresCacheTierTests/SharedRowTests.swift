@@ -3,6 +3,7 @@
 #if PostgreSQL
 import CacheTestSupport
 import CacheTiers
+import Crypto
 import Foundation
 import PostgresNIO
 import Testing
@@ -132,6 +133,50 @@ import Testing
         #expect(throws: CacheError.self) {
             try PostgresSharedTier(configuration: .init(url: "postgres://h/d", table: "x;drop"))
         }
+    }
+}
+#endif
+
+#if PostgreSQL
+/// The sealer's keyed-once parts give what the one-shot calls give.
+@Suite struct RowSealerTests {
+    /// The HMAC keyed once and copied per digest: every digest is the one-shot HMAC's, call after
+    /// call (a copy that shared its state with the template would drift from the second call on).
+    @Test func aDigestIsTheOneShotHMACCallAfterCall() {
+        let key = EncryptionKey.random()
+        let sealer = RowSealer(key: key)
+        let digestKey = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: key.bytes),
+            salt: Array("LayeredCache".utf8),
+            info: Array("shared row digest v1".utf8),
+            outputByteCount: 32
+        )
+        for text in ["GET https://a.example/1", "GET https://a.example/2", "GET https://a.example/1", ""] {
+            let bytes = Array(text.utf8)
+            let expected = HMAC<SHA256>.authenticationCode(for: bytes, using: digestKey).withUnsafeBytes {
+                Int64(littleEndian: $0.loadUnaligned(as: Int64.self))
+            }
+            #expect(sealer.digests(of: bytes) == [expected])
+        }
+    }
+
+    /// Opening goes through the keyed-once context where there is one: a seal opens, a changed
+    /// byte, a changed header, a short input or another key's seal does not.
+    @Test func sealsOpenOnlyWhenTheyAuthenticate() throws {
+        let key = GCMKey(SymmetricKey(size: .bits256))
+        let payload = Array("the payload of a row".utf8)
+        let sealed = try key.seal(payload, authenticating: [1, 2, 3])
+        #expect(key.open(sealed, authenticating: [1, 2, 3]) == payload)
+        #expect(key.open(sealed, authenticating: [1, 2, 4]) == nil)
+        for index in [0, 12, sealed.count - 1] {
+            var changed = sealed
+            changed[index] ^= 1
+            #expect(key.open(changed, authenticating: [1, 2, 3]) == nil)
+        }
+        #expect(key.open(Array(sealed.prefix(27)), authenticating: [1, 2, 3]) == nil)
+        #expect(GCMKey(SymmetricKey(size: .bits256)).open(sealed, authenticating: [1, 2, 3]) == nil)
+        let empty = try key.seal([], authenticating: [])
+        #expect(key.open(empty, authenticating: []) == [])
     }
 }
 #endif
