@@ -68,6 +68,8 @@ package final class GCMKey: @unchecked Sendable {
             // nil: nothing was tried; swift-crypto opens it below.
         }
         #endif
+        // Why a seal does not open (bad length, a tag that does not verify) is not the caller's
+        // concern: a row or message that does not authenticate is treated as damaged.
         guard let box = try? AES.GCM.SealedBox(combined: sealed),
             let opened = try? AES.GCM.open(box, using: key, authenticating: header)
         else { return nil }

@@ -25,17 +25,15 @@ extension ResponseCache {
             return nil
         }
         let primary = await primaryRecord(of: lookup)
-        var partial = received
-        if let held = primary?.partial {
-            partial = held.combined(with: received) ?? received
-        } else if let box = primary, box.answersEveryRequest, let whole = box.response,
-            let held = PartialContent(complete: whole)
-        {
-            partial = held.combined(with: received) ?? received
-        } else if primary?.variantIndex != nil {
+        // What the key holds, as partial content: parts, or a whole response (all of its bytes).
+        let held =
+            primary?.partial
+            ?? primary.flatMap { $0.answersEveryRequest ? $0.response.flatMap(PartialContent.init(complete:)) : nil }
+        if held == nil, primary?.variantIndex != nil {
             configuration.logger.debug("not storing partial content over a URL's variants")
             return nil
         }
+        let partial = held?.combined(with: received) ?? received
         let stored: StoredRecord.Box
         if partial.isComplete {
             var whole = lookup.request
@@ -50,7 +48,7 @@ extension ResponseCache {
                 try await tiers.set(entry, for: key, policy: partial.stored.storagePolicy)
             }
             try await recordTags(of: partial.stored, for: key)
-            stored = (try? StoredRecord.Box.of(entry)) ?? StoredRecord.Box(.partial(partial), metadataBytes: 0)
+            stored = Self.box(of: entry)
         }
         return ResponseLookup(
             request: lookup.request,

@@ -264,7 +264,7 @@ extension ResponseCache {
 
     /// The record attached to `entry` (decoded again only if an outside caller of the tiers
     /// replaced the attachment; an entry that does not decode reads as an empty index).
-    private static func box(of entry: CacheEntry) -> StoredRecord.Box {
+    static func box(of entry: CacheEntry) -> StoredRecord.Box {
         (try? StoredRecord.Box.of(entry)) ?? StoredRecord.Box(.variants(VariantIndex()), metadataBytes: 0)
     }
 
