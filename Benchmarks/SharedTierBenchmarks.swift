@@ -13,6 +13,8 @@ import PostgresNIO
 ///
 /// - a shared-tier hit (1 KiB and 4 KiB JSON) with 1 and 8 tasks, beside a bare postgres-nio
 ///   `SELECT` of the same row through its own pool in the same run: the physical limit;
+/// - a write (1 KiB JSON, 1 task) beside a bare upsert of the same row without the check of
+///   remembered removals;
 /// - the CPU work of a hit beside its query: a row decoded, plain and sealed (no server needed);
 /// - the delay from a removal on one instance to the key gone from the other's memory;
 /// - the replay of 10,000 invalidations an instance missed while its listener was cut;
@@ -53,6 +55,7 @@ enum SharedTierBenchmarks {
                 results += try await hits(tier: tier, bare: bare, size: size, quick: quick)
             }
             results += try await hits(tier: sealed, bare: bare, size: 1024, quick: quick)
+            results += try await writes(tier: tier, bare: bare, quick: quick)
             results.append(try await invalidationDelay(url: url, quick: quick))
             results.append(try await replay(url: url, bare: bare, quick: quick))
             results += try await zipf(url: url, quick: quick)
@@ -142,7 +145,7 @@ enum SharedTierBenchmarks {
     /// Two operations read side by side: each task picks an index, times `first` and `second`
     /// on it (in turn first, so that neither always runs on a warmer path), and the two are
     /// summarized apart. Operations per second are per task's time in each.
-    private static func measurePaired(
+    static func measurePaired(
         tasks: Int,
         reads: Int,
         count: Int,

@@ -17,27 +17,28 @@ import Foundation
 /// holds the AES-256-GCM seal of key, metadata and stored value, the digest is keyed, and the
 /// other columns are the seal's associated data, so a changed byte anywhere fails to open.
 package struct SharedRow: Hashable, Sendable {
-    struct Flags: OptionSet, Hashable, Sendable {
-        let rawValue: Int16
+    package struct Flags: OptionSet, Hashable, Sendable {
+        package let rawValue: Int16
+        package init(rawValue: Int16) { self.rawValue = rawValue }
         /// `value` is an LZ4 block that decodes to `valueLength` bytes.
         static let compressed = Flags(rawValue: 1)
         /// `value` is an AES-GCM seal (nonce, ciphertext, tag); `key` and `metadata` are empty.
         static let sealed = Flags(rawValue: 2)
     }
 
-    var digest: Int64
-    var key: [UInt8]
-    var metadata: [UInt8]
-    var value: [UInt8]
-    var flags: Flags
+    package var digest: Int64
+    package var key: [UInt8]
+    package var metadata: [UInt8]
+    package var value: [UInt8]
+    package var flags: Flags
     /// The value's decoded length.
-    var valueLength: Int32
-    var storedAtMillis: Int64
-    var expiresAtMillis: Int64
-    var checksum: Int64
+    package var valueLength: Int32
+    package var storedAtMillis: Int64
+    package var expiresAtMillis: Int64
+    package var checksum: Int64
 
     /// The bytes the row counts against the budget: its byte columns and a fixed 64 for the rest.
-    var size: Int32 { Int32(clamping: key.count + metadata.count + value.count + 64) }
+    package var size: Int32 { Int32(clamping: key.count + metadata.count + value.count + 64) }
 
     /// Encodes `entry` for `key`, expiring at `expiresAt`, sealed when `sealer` is given.
     /// - Throws: `CacheError` when the value is larger than LZ4 or AES-GCM accept.
