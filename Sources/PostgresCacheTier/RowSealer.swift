@@ -79,10 +79,7 @@ package final class RowSealer: @unchecked Sendable {
 
     /// The payload of a seal made with any of the keys, or nil when it does not authenticate.
     func open(_ sealed: [UInt8], header: [UInt8]) -> [UInt8]? {
-        for key in keys {
-            if let opened = Self.open(sealed, header: header, key: key.seal) { return opened }
-        }
-        return nil
+        keys.lazy.compactMap { $0.seal.open(sealed, authenticating: header) }.first
     }
 
     /// An invalidation's key, sealed for a NOTIFY payload.
@@ -92,10 +89,7 @@ package final class RowSealer: @unchecked Sendable {
 
     /// An invalidation's key, or nil when it does not authenticate under any of the keys.
     func openInvalidation(_ sealed: [UInt8]) -> [UInt8]? {
-        for key in keys {
-            if let opened = Self.open(sealed, header: [], key: key.invalidation) { return opened }
-        }
-        return nil
+        keys.lazy.compactMap { $0.invalidation.open(sealed, authenticating: []) }.first
     }
 
     private static func seal(_ payload: [UInt8], header: [UInt8], key: GCMKey) throws -> [UInt8] {
@@ -104,10 +98,6 @@ package final class RowSealer: @unchecked Sendable {
         } catch {
             throw CacheError(code: .valueTooLarge, message: "AES-GCM cannot seal the row", underlying: error)
         }
-    }
-
-    private static func open(_ sealed: [UInt8], header: [UInt8], key: GCMKey) -> [UInt8]? {
-        key.open(sealed, authenticating: header)
     }
 }
 #endif
