@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if PostgreSQL
+import NIOCore
+import NIOPosix
 import Synchronization
 import Testing
 
@@ -13,6 +15,22 @@ struct DeadlineTests {
     @Test func aBodyThatFinishesInTimeGivesItsResult() async throws {
         #expect(try await withDeadline(.seconds(60)) { 42 } == 42)
         await #expect(throws: Stuck.self) { try await withDeadline(.seconds(60)) { throw Stuck() } }
+    }
+
+    /// The body goes on where its answer arrives when that is an event loop (the caller then wakes
+    /// once, as after a bare query), and on the pool otherwise.
+    @Test func aBodyWokenOnAnEventLoopGoesOnThereAndAnyOtherOnThePool() async throws {
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let wokenOnTheLoop = try await withDeadline(.seconds(60)) {
+            try await eventLoop.scheduleTask(in: .milliseconds(1)) {}.futureResult.get()
+            return eventLoop.inEventLoop
+        }
+        #expect(wokenOnTheLoop)
+        let wokenElsewhere = try await withDeadline(.seconds(60)) {
+            await Task.yield()
+            return MultiThreadedEventLoopGroup.currentEventLoop == nil
+        }
+        #expect(wokenElsewhere)
     }
 
     @Test func theDeadlineEndsTheWaitForABodyThatIgnoresCancellation() async throws {
