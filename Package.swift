@@ -56,6 +56,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         // RawStructuredFieldValues: RFC 8941 fields (CDN-Cache-Control), no other dependency.
         .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
@@ -138,6 +139,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // The only module that imports AsyncHTTPClient.
@@ -187,6 +189,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .executableTarget(
@@ -287,6 +290,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .testTarget(
@@ -303,6 +308,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Proxy"])),
@@ -318,6 +325,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .testTarget(
@@ -326,6 +334,7 @@ let package = Package(
                 "HummingbirdLayeredCache", "CachingClient", "HTTPCaching", "CacheTiers", "CacheTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
             ]
@@ -340,6 +349,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Tools"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
     ],
@@ -395,7 +405,7 @@ for target in package.targets where [.regular, .executable, .test].contains(targ
 // compiles them empty. This checks that no declaration forgot its condition.
 let corePackages: Set<String> = [
     "swift-system", "swift-log", "swift-metrics", "swift-http-types", "swift-http-structured-headers",
-    "swift-service-lifecycle", "swift-crypto",
+    "swift-service-lifecycle", "swift-crypto", "swift-distributed-tracing", "swift-service-context",
 ]
 for target in package.targets {
     for case .productItem(_, let packageName?, _, nil) in target.dependencies where !corePackages.contains(packageName) {

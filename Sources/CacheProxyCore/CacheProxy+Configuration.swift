@@ -6,6 +6,7 @@ public import HTTPTypes
 public import Logging
 public import Metrics
 public import NIOCore
+public import Tracing
 
 extension CacheProxy {
     /// How a proxy is set up; every parameter but the upstream has a default.
@@ -66,6 +67,11 @@ extension CacheProxy {
         /// /healthz`, and `PURGE` as on the main listener. Nil (the default) for none. Keep it
         /// where only operators reach it.
         public var admin: ListenAddress?
+        /// The tracer the proxy's spans go to (docs/tracing.md): a server span per request with
+        /// its cache status, the client's fetch and its exchange with the upstream under it (the
+        /// upstream request carries the trace context). Nil (the default): the tracer bootstrapped
+        /// with `InstrumentationSystem` when the proxy runs; with none, no spans and no cost.
+        public var tracer: (any Tracer)?
 
         /// Creates a configuration.
         public init(
@@ -84,7 +90,8 @@ extension CacheProxy {
             tagFields: [HTTPField.Name] = [.surrogateKey, .cacheTag],
             exposesTagFields: Bool = false,
             forwardsRanges: Bool = false,
-            admin: ListenAddress? = nil
+            admin: ListenAddress? = nil,
+            tracer: (any Tracer)? = nil
         ) {
             self.upstream = upstream
             self.listen = listen
@@ -102,6 +109,7 @@ extension CacheProxy {
             self.exposesTagFields = exposesTagFields
             self.forwardsRanges = forwardsRanges
             self.admin = admin
+            self.tracer = tracer
         }
     }
 }

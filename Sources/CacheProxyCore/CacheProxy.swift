@@ -107,7 +107,8 @@ public final class CacheProxy: Service, Sendable {
                 // A shared cache follows RFC 9111: a cacheable 404 replaces what was stored.
                 errorResponses: .protocolRules,
                 // Clients behind a proxy differ in every field; they wait on one exchange per URL.
-                coalescing: .byCacheKey
+                coalescing: .byCacheKey,
+                tracer: configuration.tracer
             )
         )
         runningClient.withLock { $0 = client }
@@ -139,6 +140,7 @@ public final class CacheProxy: Service, Sendable {
         metrics: ProxyMetrics,
         registry: PrometheusCollectorRegistry?
     ) async throws {
+        let tracing = ProxyTracer.resolve(configuration.tracer)
         let purger = Purger(
             cache: cache,
             token: configuration.purgeToken.map { Array($0.utf8) },
@@ -154,7 +156,8 @@ public final class CacheProxy: Service, Sendable {
             logger: configuration.logger,
             purger: purger,
             strippedFields: configuration.exposesTagFields ? [] : configuration.tagFields,
-            forwardsRanges: configuration.forwardsRanges
+            forwardsRanges: configuration.forwardsRanges,
+            tracing: tracing
         )
         // Fresh memory hits are answered on the event loop; everything else goes to the handler.
         let bodyBufferLimit = Self.hitBufferLimit(memoryCapacity: cache.memoryCapacity)
@@ -163,7 +166,8 @@ public final class CacheProxy: Service, Sendable {
             upstream: configuration.upstream,
             statusHeader: configuration.cacheStatusHeader,
             metrics: metrics,
-            bodies: HitBodyBuffers(limitBytes: bodyBufferLimit)
+            bodies: HitBodyBuffers(limitBytes: bodyBufferLimit),
+            tracing: tracing
         )
         let channelConfiguration = HTTP1Channel.Configuration(
             idleTimeout: configuration.idleTimeout.map(TimeAmount.init)

@@ -9,6 +9,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import Tracing
 
 /// The answer to a plain `GET` that the memory tier answers fresh, made on the event loop
 /// without a task: the same answer ``ProxyHandler`` gives through the caching client (RFC 9111
@@ -23,6 +24,8 @@ struct FastHit: Sendable {
     let metrics: ProxyMetrics
     /// The buffers of whole stored bodies, shared by the hits on them.
     let bodies: HitBodyBuffers
+    /// The spans of hits answered here; nil without a tracer.
+    let tracing: ProxyTracer?
     /// The encoded heads of stored responses, copied by the plain hits on them.
     let heads = HitHeads()
 
@@ -45,11 +48,31 @@ struct FastHit: Sendable {
         /// A head and body for the HTTP/1 pipeline (an answer whose framing NIO's encoder
         /// decides).
         case parts(HTTPResponse, ByteBuffer)
+
+        /// The answer's status code (read from the status line of encoded bytes).
+        var status: Int {
+            switch self {
+            case .parts(let response, _):
+                return response.status.code
+            case .encoded(let bytes, _):
+                // "HTTP/1.1 " then three digits.
+                let digits = bytes.getBytes(at: bytes.readerIndex + 9, length: 3) ?? []
+                return digits.reduce(0) { $0 * 10 + Int($1 &- UInt8(ascii: "0")) }
+            }
+        }
     }
 
     /// ``answer(_:allocator:)`` as it is to be written; nil when it takes the ordinary path.
     /// - Parameter encoding: whether the answer may be encoded bytes.
     func wireAnswer(_ incoming: HTTPRequest, encoding: Bool, allocator: ByteBufferAllocator) -> Wire? {
+        guard let tracing else { return untracedWireAnswer(incoming, encoding: encoding, allocator: allocator) }
+        let start = DefaultTracerClock.now
+        let wire = untracedWireAnswer(incoming, encoding: encoding, allocator: allocator)
+        if let wire { tracing.recordHit(incoming, status: wire.status, start: start) }
+        return wire
+    }
+
+    private func untracedWireAnswer(_ incoming: HTTPRequest, encoding: Bool, allocator: ByteBufferAllocator) -> Wire? {
         guard let (whole, outgoing) = requests(for: incoming), let hit = freshHit(whole) else { return nil }
         if encoding, let wire = plainWire(hit, for: outgoing, allocator: allocator) { return wire }
         let made = made(hit, whole: whole, outgoing: outgoing)

@@ -22,6 +22,8 @@ struct ProxyHandler: Sendable {
     let strippedFields: [HTTPField.Name]
     /// Whether a range goes upstream as asked (``CacheProxy/Configuration/forwardsRanges``).
     let forwardsRanges: Bool
+    /// The spans of requests; nil without a tracer.
+    let tracing: ProxyTracer?
 
     /// An answer: the head, the body, and how it counts.
     typealias Answer = (HTTPResponse, [UInt8], CacheStatus)
@@ -30,7 +32,12 @@ struct ProxyHandler: Sendable {
     ///   (HummingbirdCore keeps a connection open unless the request asked to close it).
     func respond(to request: Request, writer: consuming ResponseWriter, channel: any Channel) async throws {
         let start = logger.logLevel <= .debug ? ContinuousClock.now : nil
-        var (response, body, status) = await answerPassingInterim(request, writer: writer)
+        var (response, body, status) =
+            if let tracing {
+                await tracing.serve(request.head) { await answerPassingInterim(request, writer: writer) }
+            } else {
+                await answerPassingInterim(request, writer: writer)
+            }
         if let statusHeader, response.headerFields[statusHeader] == nil {
             response.headerFields[statusHeader] = status.rawValue
         }

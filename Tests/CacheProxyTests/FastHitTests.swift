@@ -26,7 +26,8 @@ import Testing
             upstream: try Upstream("http://origin:8000"),
             statusHeader: HTTPField.Name("X-Cache"),
             metrics: ProxyMetrics(factory: metrics),
-            bodies: HitBodyBuffers(limitBytes: 1 << 20)
+            bodies: HitBodyBuffers(limitBytes: 1 << 20),
+            tracing: nil
         )
         return (fastHit, cache, date, metrics)
     }

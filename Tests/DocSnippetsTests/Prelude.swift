@@ -8,6 +8,7 @@ import CacheTiers
 import CachingClient
 import HTTPCaching
 import HTTPTypes
+import Tracing
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -28,6 +29,7 @@ let responses: ResponseCache = placeholder()
 let cache: ResponseCache = placeholder()
 let client: CachingHTTPClient = placeholder()
 let transport: any HTTPTransport = placeholder()
+let tracer: any Tracer = placeholder()
 let vault = Vault()
 let metrics = AppMetrics()
 

@@ -15,9 +15,10 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdLayeredCache
 import PostgresCacheTier
+import Tracing
 
-// README.md:109
-func README_line109() async throws {
+// README.md:110
+func README_line110() async throws {
 
     // A memory tier over a crash-safe, compressed disk tier.
     let disk = try DiskTier(configuration: .init(directory: "/var/cache/myapp", capacityBytes: 1 << 30))
@@ -39,8 +40,8 @@ func README_line109() async throws {
     _ = json
 }
 
-// README.md:131
-func README_line131() async throws {
+// README.md:132
+func README_line132() async throws {
 
     let responses = try ResponseCache(
         configuration: .init(
@@ -78,8 +79,8 @@ func README_line131() async throws {
     _ = received
 }
 
-// README.md:165
-func README_line165() async throws {
+// README.md:166
+func README_line166() async throws {
 
     let client = CachingHTTPClient(transport: HTTPClientTransport(), cache: responses)
     let result = await client.fetch(request, policy: .cacheFirst, freshness: .interactive)
@@ -89,8 +90,8 @@ func README_line165() async throws {
     _ = result
 }
 
-// README.md:178
-func README_line178() async throws {
+// README.md:179
+func README_line179() async throws {
     struct SessionDelegate: CachingHTTPClientDelegate {
         let vault: Vault  // an actor
         func willCache(_ response: CachedResponse, for context: FetchContext) async -> CachedResponse? {
@@ -110,8 +111,8 @@ func README_line178() async throws {
     _ = app
 }
 
-// README.md:200
-func README_line200() async throws {
+// README.md:201
+func README_line201() async throws {
 
     let router = Router()
     router.add(middleware: try ResponseCacheMiddleware(configuration: .init(cacheStatusName: "myapp")))
@@ -120,8 +121,8 @@ func README_line200() async throws {
     _ = router
 }
 
-// README.md:240
-func README_line240() async throws {
+// README.md:241
+func README_line241() async throws {
 
     // The same on every instance: its own memory and disk, one shared table.
     let shared = try PostgresSharedTier(configuration: .init(url: "postgres://cache@db.internal/app"))
@@ -347,6 +348,18 @@ func docs_shared_tier_line23() async throws {
     _ = disk
     _ = shared
     _ = cache
+}
+
+// docs/tracing.md:8
+func docs_tracing_line8() async throws {
+
+    // At startup, once, before the clients, middlewares and proxies are made (`tracer`: the
+    // backend's, swift-otel's say).
+    InstrumentationSystem.bootstrap(tracer)
+
+    // Or a tracer of a door's own (a test's in-memory tracer, say):
+    let traced = CachingHTTPClient(transport: transport, cache: cache, configuration: .init(tracer: tracer))
+    _ = traced
 }
 
 #endif

@@ -30,7 +30,11 @@ extension CachingHTTPClient {
         let call = makeCall(request, body, policy, freshness, willCache, delegate)
         let (stream, continuation) = AsyncStream.makeStream(of: FetchEvent.self, bufferingPolicy: .unbounded)
         let task = Task {
-            _ = await self.observedFetch(call) { continuation.yield($0) }
+            if let tracing = self.tracing {
+                _ = await tracing.fetch(request) { await self.observedFetch(call) { continuation.yield($0) } }
+            } else {
+                _ = await self.observedFetch(call) { continuation.yield($0) }
+            }
             continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }
@@ -46,7 +50,14 @@ extension CachingHTTPClient {
         await send(.started)
         // The cache is read for every safe request, so that the cache's offer is what it holds.
         let isSafe = call.request.method == .get || call.request.method == .head
-        let lookup = isSafe ? await cache.lookup(call.request) : cache.unreadLookup(call.request)
+        let lookup: ResponseLookup
+        if !isSafe {
+            lookup = cache.unreadLookup(call.request)
+        } else if let tracing {
+            lookup = await tracing.span("layeredcache.lookup") { await cache.lookup(call.request) }
+        } else {
+            lookup = await cache.lookup(call.request)
+        }
         let at = now
         let plan = plan(call, lookup, now: at)
         await send(.cacheResponse(offer(plan, lookup: lookup, call: call, now: at)))

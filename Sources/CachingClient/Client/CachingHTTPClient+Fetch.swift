@@ -37,10 +37,12 @@ extension CachingHTTPClient {
     ) async -> FetchResult {
         let policy = policy ?? configuration.policy
         guard delegate == nil, !hasDelegate else {
-            let freshness = freshness ?? configuration.freshness
-            return await observedFetch(makeCall(request, body, policy, freshness, willCache, delegate)) { _ in }
+            let call = makeCall(request, body, policy, freshness ?? configuration.freshness, willCache, delegate)
+            guard let tracing else { return await observedFetch(call) { _ in } }
+            return await tracing.fetch(request) { await observedFetch(call) { _ in } }
         }
-        return await fetch(request, body, policy, freshness, willCache)
+        guard let tracing else { return await fetch(request, body, policy, freshness, willCache) }
+        return await tracing.fetch(request) { await fetch(request, body, policy, freshness, willCache) }
     }
 
     /// Fetches `request` under the configuration's policy and freshness class:
@@ -49,9 +51,8 @@ extension CachingHTTPClient {
     /// - Parameter request: the request; its URL must be absolute.
     /// - Returns: the final answer.
     public func fetch(_ request: HTTPRequest) async -> FetchResult {
-        guard !hasDelegate else {
-            let call = makeCall(request, nil, configuration.policy, configuration.freshness, nil, nil)
-            return await observedFetch(call) { _ in }
+        guard isPlain else {
+            return await fetch(request, body: nil, policy: nil, freshness: nil, willCache: nil, delegate: nil)
         }
         return await fetch(request, nil, configuration.policy, nil, nil)
     }
@@ -88,7 +89,13 @@ extension CachingHTTPClient {
         case .lookedUp(let found, let now):
             (lookup, at) = (found, now)
         case .pending(let pending):
-            (lookup, at) = (await cache.finishLookup(pending), now)
+            let found =
+                if let tracing {
+                    await tracing.span("layeredcache.lookup") { await cache.finishLookup(pending) }
+                } else {
+                    await cache.finishLookup(pending)
+                }
+            (lookup, at) = (found, now)
             if let answer = freshAnswer(request, policy, freshness, lookup, now: at) { return answer }
         }
         let call = Call(request, body, policy, freshness, willCache)

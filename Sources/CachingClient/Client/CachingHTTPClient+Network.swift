@@ -139,13 +139,15 @@ extension CachingHTTPClient {
                 var cacheError: CachingClientError?
                 let after: ResponseLookup?
                 do {
-                    after = try await cache.freshened(
-                        with: answer.response,
-                        for: step.lookup,
-                        requestTime: requestTime,
-                        responseTime: responseTime,
-                        through: step.pipeline
-                    )
+                    after = try await storing {
+                        try await cache.freshened(
+                            with: answer.response,
+                            for: step.lookup,
+                            requestTime: requestTime,
+                            responseTime: responseTime,
+                            through: step.pipeline
+                        )
+                    }
                 } catch {
                     // The 304 stands even when it cannot be stored (a closed cache, a full disk).
                     cacheError = Self.cacheFailure(error)
@@ -223,7 +225,9 @@ extension CachingHTTPClient {
             )
             do {
                 if await mayStore(status, for: step) {
-                    stored = try await cache.store(candidate, for: step.lookup, through: step.pipeline)
+                    stored = try await storing {
+                        try await cache.store(candidate, for: step.lookup, through: step.pipeline)
+                    }
                 }
             } catch {
                 cacheError = Self.cacheFailure(error)
@@ -296,7 +300,18 @@ extension CachingHTTPClient {
             "network request",
             metadata: ["method": "\(request.method)", "path": "\(request.path ?? "")"]
         )
-        return try await transport.send(request, body: body, timeout: configuration.requestTimeout)
+        guard let tracing else {
+            return try await transport.send(request, body: body, timeout: configuration.requestTimeout)
+        }
+        return try await tracing.exchange(request) { outgoing in
+            try await transport.send(outgoing, body: body, timeout: configuration.requestTimeout)
+        }
+    }
+
+    /// Runs `store` (storing or freshening an answer) in a `layeredcache.store` span when traced.
+    private func storing<T>(_ store: () async throws -> T) async throws -> T {
+        guard let tracing else { return try await store() }
+        return try await tracing.span("layeredcache.store", store)
     }
 
     func recordFailure(_ key: String, _ error: CachingClientError) {

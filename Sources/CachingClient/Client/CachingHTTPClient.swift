@@ -6,6 +6,7 @@ import HTTPTypes
 public import Logging
 public import ServiceLifecycle
 import Synchronization
+public import Tracing
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -71,6 +72,11 @@ public final class CachingHTTPClient: Sendable, Service {
         /// ``Coalescing/identicalRequests``; a shared cache in front of many clients (the proxy)
         /// wants ``Coalescing/byCacheKey``.
         public var coalescing: Coalescing
+        /// The tracer a fetch's spans go to (docs/tracing.md): `layeredcache.fetch`, its lookup,
+        /// its exchange with the origin (whose request carries the trace context) and its store.
+        /// Default nil: the tracer bootstrapped with `InstrumentationSystem` when the client is
+        /// created; with none bootstrapped, no spans and no cost.
+        public var tracer: (any Tracer)?
 
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(
@@ -84,9 +90,11 @@ public final class CachingHTTPClient: Sendable, Service {
             logger: Logger = Logger.current,
             errorResponses: ErrorResponsePolicy = .keepLastGoodResponse,
             delegate: (any CachingHTTPClientDelegate)? = nil,
-            coalescing: Coalescing = .identicalRequests
+            coalescing: Coalescing = .identicalRequests,
+            tracer: (any Tracer)? = nil
         ) {
             self.coalescing = coalescing
+            self.tracer = tracer
             self.errorResponses = errorResponses
             self.delegate = delegate
             self.policy = policy
@@ -119,6 +127,10 @@ public final class CachingHTTPClient: Sendable, Service {
     let defaultTTLFacts: TTLFacts
     /// The request engine, over the cache's rules.
     let engine: RequestEngine
+    /// The spans of fetches; nil when the tracer is the no-op one.
+    let tracing: FetchTracer?
+    /// Neither a delegate nor spans: a fetch takes the shortest path (read once per fetch).
+    let isPlain: Bool
 
     /// Creates a client.
     /// - Parameters:
@@ -133,6 +145,8 @@ public final class CachingHTTPClient: Sendable, Service {
         self.hasDelegate = configuration.delegate != nil
         self.defaultTTLFacts = TTLFacts(configuration.freshness)
         self.engine = RequestEngine(rules: cache.rules)
+        self.tracing = FetchTracer.resolve(configuration.tracer)
+        self.isPlain = !hasDelegate && tracing == nil
     }
 
     /// How many requests the client has sent to the transport.

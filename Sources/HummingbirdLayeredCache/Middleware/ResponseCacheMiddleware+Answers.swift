@@ -5,6 +5,7 @@ import HTTPCaching
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -38,7 +39,8 @@ extension ResponseCacheMiddleware {
 
     /// The `Cache-Status` member for `status`, or nil when the configuration adds none.
     func status(_ status: CacheStatusValue) -> String? {
-        configuration.cacheStatusName.map { "\($0); \(status.parameters)" }
+        if let recorder = CacheStatusRecorder.current { recorder.record(status.parameters) }
+        return configuration.cacheStatusName.map { "\($0); \(status.parameters)" }
     }
 
     /// Appends `value` to the `Cache-Status` list: RFC 9211 §2 lists caches from the origin
@@ -96,4 +98,14 @@ enum CacheStatusValue: Sendable, Equatable {
 }
 /// The `Cache-Status` field name (RFC 9211), made once.
 private let cacheStatusFieldName = HTTPField.Name("Cache-Status")!
+
+/// The cache status of the answer a traced request got, for its span: set where the status is
+/// decided (``ResponseCacheMiddleware/status(_:)``), read when the answer is made.
+final class CacheStatusRecorder: Sendable {
+    @TaskLocal static var current: CacheStatusRecorder?
+    private let value = Mutex<String?>(nil)
+
+    func record(_ status: String) { value.withLock { $0 = status } }
+    var status: String? { value.withLock { $0 } }
+}
 #endif

@@ -5,6 +5,7 @@ public import HTTPCaching
 import HTTPTypes
 public import Hummingbird
 import Logging
+public import Tracing
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -74,6 +75,11 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
         public var defaultScheme: String
         /// See ``defaultScheme``.
         public var defaultAuthority: String
+        /// The tracer of the middleware's span (`layeredcache.middleware`, with the answer's cache
+        /// status; docs/tracing.md), under the request's span (Hummingbird's `TracingMiddleware`).
+        /// Defaults to nil: the tracer bootstrapped with `InstrumentationSystem` when the
+        /// middleware is made; with none, no span and no cost.
+        public var tracer: (any Tracer)?
 
         /// Creates a configuration; every parameter has the default documented on its property.
         public init(
@@ -82,8 +88,10 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
             cacheStatusName: String? = nil,
             maximumBodyBytes: Int = 1 << 20,
             defaultScheme: String = "http",
-            defaultAuthority: String = "localhost"
+            defaultAuthority: String = "localhost",
+            tracer: (any Tracer)? = nil
         ) {
+            self.tracer = tracer
             self.cache = cache
             self.delegate = delegate
             self.cacheStatusName = cacheStatusName
@@ -99,6 +107,8 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
     public let configuration: Configuration
     /// The request engine, over the cache's rules.
     private let engine: RequestEngine
+    /// The tracer of the middleware's span; nil when it is the no-op one.
+    private let tracer: (any Tracer)?
 
     /// A middleware over a new `ResponseCache` built from
     /// ``Configuration/cache``.
@@ -116,6 +126,8 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
         self.cache = cache
         self.configuration = configuration
         self.engine = RequestEngine(rules: cache.rules)
+        let tracer = configuration.tracer ?? InstrumentationSystem.tracer
+        self.tracer = tracer is NoOpTracer ? nil : tracer
     }
 
     /// Answers `request` from the cache, or through `next` and stores what it answers: the
@@ -123,6 +135,24 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
     /// app's handler as the origin.
     public func handle(
         _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let tracer else { return try await respond(to: request, context: context, next: next) }
+        return try await tracer.withSpan("layeredcache.middleware", ofKind: .internal) { span in
+            let recorder = CacheStatusRecorder()
+            let response = try await CacheStatusRecorder.$current.withValue(recorder) {
+                try await respond(to: request, context: context, next: next)
+            }
+            if let status = recorder.status { span.attributes["layeredcache.cache_status"] = status }
+            span.attributes["http.response.status_code"] = response.status.code
+            return response
+        }
+    }
+
+    /// ``handle(_:context:next:)`` without its span.
+    private func respond(
+        to request: Request,
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
