@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if Proxy
+import CachingClient
 import HTTPTypes
 import Tracing
 
@@ -17,8 +18,7 @@ struct ProxyTracer: Sendable {
 
     /// The configured tracer, else the bootstrapped one; nil when that is the no-op tracer.
     static func resolve(_ configured: (any Tracer)?) -> ProxyTracer? {
-        let tracer = configured ?? InstrumentationSystem.tracer
-        return tracer is NoOpTracer ? nil : ProxyTracer(tracer: tracer)
+        FetchTracer.activeTracer(configured).map(ProxyTracer.init(tracer:))
     }
 
     /// Runs `answer` in the request's server span.
@@ -51,8 +51,7 @@ struct ProxyTracer: Sendable {
     /// credentials) and the cache's status.
     private static func describe(_ request: HTTPRequest, _ status: Int, _ cacheStatus: CacheStatus, in span: any Span) {
         span.attributes["http.request.method"] = request.method.rawValue
-        let path = request.path ?? ""
-        span.attributes["url.path"] = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+        span.attributes["url.path"] = FetchTracer.pathWithoutQuery(request.path)
         span.attributes["url.scheme"] = "http"
         span.attributes["http.response.status_code"] = status
         span.attributes["layeredcache.cache_status"] = cacheStatus.rawValue

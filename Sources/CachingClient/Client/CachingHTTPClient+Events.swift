@@ -50,14 +50,10 @@ extension CachingHTTPClient {
         await send(.started)
         // The cache is read for every safe request, so that the cache's offer is what it holds.
         let isSafe = call.request.method == .get || call.request.method == .head
-        let lookup: ResponseLookup
-        if !isSafe {
-            lookup = cache.unreadLookup(call.request)
-        } else if let tracing {
-            lookup = await tracing.span("layeredcache.lookup") { await cache.lookup(call.request) }
-        } else {
-            lookup = await cache.lookup(call.request)
-        }
+        let lookup =
+            isSafe
+            ? await traced("layeredcache.lookup") { await cache.lookup(call.request) }
+            : cache.unreadLookup(call.request)
         let at = now
         let plan = plan(call, lookup, now: at)
         await send(.cacheResponse(offer(plan, lookup: lookup, call: call, now: at)))

@@ -52,7 +52,7 @@ extension CachingHTTPClient {
     /// - Returns: the final answer.
     public func fetch(_ request: HTTPRequest) async -> FetchResult {
         guard isPlain else {
-            return await fetch(request, body: nil, policy: nil, freshness: nil, willCache: nil, delegate: nil)
+            return await fetch(request, body: nil)
         }
         return await fetch(request, nil, configuration.policy, nil, nil)
     }
@@ -89,13 +89,7 @@ extension CachingHTTPClient {
         case .lookedUp(let found, let now):
             (lookup, at) = (found, now)
         case .pending(let pending):
-            let found =
-                if let tracing {
-                    await tracing.span("layeredcache.lookup") { await cache.finishLookup(pending) }
-                } else {
-                    await cache.finishLookup(pending)
-                }
-            (lookup, at) = (found, now)
+            (lookup, at) = (await traced("layeredcache.lookup") { await cache.finishLookup(pending) }, now)
             if let answer = freshAnswer(request, policy, freshness, lookup, now: at) { return answer }
         }
         let call = Call(request, body, policy, freshness, willCache)

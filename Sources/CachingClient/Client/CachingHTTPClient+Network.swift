@@ -139,7 +139,7 @@ extension CachingHTTPClient {
                 var cacheError: CachingClientError?
                 let after: ResponseLookup?
                 do {
-                    after = try await storing {
+                    after = try await traced("layeredcache.store") {
                         try await cache.freshened(
                             with: answer.response,
                             for: step.lookup,
@@ -225,7 +225,7 @@ extension CachingHTTPClient {
             )
             do {
                 if await mayStore(status, for: step) {
-                    stored = try await storing {
+                    stored = try await traced("layeredcache.store") {
                         try await cache.store(candidate, for: step.lookup, through: step.pipeline)
                     }
                 }
@@ -308,10 +308,10 @@ extension CachingHTTPClient {
         }
     }
 
-    /// Runs `store` (storing or freshening an answer) in a `layeredcache.store` span when traced.
-    private func storing<T>(_ store: () async throws -> T) async throws -> T {
-        guard let tracing else { return try await store() }
-        return try await tracing.span("layeredcache.store", store)
+    /// Runs `body` in an internal span named `name` when the client is traced.
+    func traced<T>(_ name: String, _ body: () async throws -> T) async rethrows -> T {
+        guard let tracing else { return try await body() }
+        return try await tracing.span(name, body)
     }
 
     func recordFailure(_ key: String, _ error: CachingClientError) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import HTTPTypes
-import Tracing
+package import Tracing
 
 /// The spans of a client's fetches (docs/tracing.md), through swift-distributed-tracing:
 /// - `layeredcache.fetch` (internal): one per fetch, with where its answer came from and how fresh
@@ -14,13 +14,26 @@ import Tracing
 ///
 /// A client whose tracer is the no-op one (nothing bootstrapped) has no `FetchTracer` at all: a
 /// fetch then pays one nil check.
-struct FetchTracer: Sendable {
+package struct FetchTracer: Sendable {
     let tracer: any Tracer
 
     /// The configured tracer, else the bootstrapped one; nil when that is the no-op tracer.
     static func resolve(_ configured: (any Tracer)?) -> FetchTracer? {
+        activeTracer(configured).map(FetchTracer.init(tracer:))
+    }
+
+    /// The configured tracer, else the bootstrapped one; nil when that is the no-op tracer (the
+    /// proxy's spans resolve theirs here too).
+    package static func activeTracer(_ configured: (any Tracer)?) -> (any Tracer)? {
         let tracer = configured ?? InstrumentationSystem.tracer
-        return tracer is NoOpTracer ? nil : FetchTracer(tracer: tracer)
+        return tracer is NoOpTracer ? nil : tracer
+    }
+
+    /// `path` without its query, which may carry credentials (a signed URL's signature, an API
+    /// key): what a span may say of a request's target.
+    package static func pathWithoutQuery(_ path: String?) -> String {
+        guard let path else { return "" }
+        return path.firstIndex(of: "?").map { String(path[..<$0]) } ?? path
     }
 
     /// Runs `fetch` in a `layeredcache.fetch` span that says what it answered.
@@ -74,8 +87,7 @@ struct FetchTracer: Sendable {
     static func describe(_ request: HTTPRequest, in span: any Span) {
         span.attributes["http.request.method"] = request.method.rawValue
         let scheme = request.scheme ?? "https"
-        let path = request.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "" } ?? ""
-        span.attributes["url.full"] = "\(scheme)://\(request.authority ?? "")\(path)"
+        span.attributes["url.full"] = "\(scheme)://\(request.authority ?? "")\(pathWithoutQuery(request.path))"
         span.attributes["url.scheme"] = scheme
         if let authority = request.authority {
             let (host, port) = Self.split(authority, defaultPort: scheme == "http" ? 80 : 443)
