@@ -72,7 +72,8 @@ enum ProxyTarget {
             upstream: try! Upstream("http://origin:8000"),
             statusHeader: HTTPField.Name("X-Cache"),
             metrics: ProxyMetrics(factory: NOOPMetricsHandler.instance),
-            bodies: HitBodyBuffers(limitBytes: 1 << 20)
+            bodies: HitBodyBuffers(limitBytes: 1 << 20),
+            tracing: nil
         )
     }()
 
