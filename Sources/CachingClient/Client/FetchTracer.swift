@@ -6,7 +6,8 @@ package import Tracing
 /// The spans of a client's fetches (docs/tracing.md), through swift-distributed-tracing:
 /// - `layeredcache.fetch` (internal): one per fetch, with where its answer came from and how fresh
 ///   it is;
-/// - `layeredcache.lookup` (internal): a read of the disk or shared tier (a memory hit needs none);
+/// - `layeredcache.lookup` (internal): the cache's read after the memory tier's fresh-hit probe
+///   (with a delegate or through `events(for:)`, which read the cache whole, every read);
 /// - the exchange with the origin (client, named after the method, with OpenTelemetry's HTTP
 ///   attributes), into whose request the tracer injects the context (W3C `traceparent` with an
 ///   OpenTelemetry tracer);

@@ -39,7 +39,8 @@ extension ResponseCacheMiddleware {
 
     /// The `Cache-Status` member for `status`, or nil when the configuration adds none.
     func status(_ status: CacheStatusValue) -> String? {
-        if let recorder = CacheStatusRecorder.current { recorder.record(status.parameters) }
+        // Only a traced request has a recorder: an untraced one reads no task-local.
+        if tracer != nil, let recorder = CacheStatusRecorder.current { recorder.record(status.parameters) }
         return configuration.cacheStatusName.map { "\($0); \(status.parameters)" }
     }
 

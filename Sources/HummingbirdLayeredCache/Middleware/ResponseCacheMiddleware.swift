@@ -108,7 +108,7 @@ public struct ResponseCacheMiddleware<Context: RequestContext>: RouterMiddleware
     /// The request engine, over the cache's rules.
     private let engine: RequestEngine
     /// The tracer of the middleware's span; nil when it is the no-op one.
-    private let tracer: (any Tracer)?
+    let tracer: (any Tracer)?
 
     /// A middleware over a new `ResponseCache` built from
     /// ``Configuration/cache``.
