@@ -9,7 +9,7 @@
 #                documentation's examples are extracted (make snippets; make test compiles them)
 #   make format  rewrites those files in the house format
 #   make docs    builds the DocC documentation of every library product, warnings as errors
-#   make examples builds and tests the example app in Examples/ (its own package)
+#   make examples builds and tests the example apps in Examples/ (each its own package)
 #   make fuzz    builds the libFuzzer targets (LAYEREDCACHE_FUZZ=1; this package's modules with
 #                coverage and AddressSanitizer) and runs each for FUZZ_SECONDS (default 10) over
 #                its seed corpus in Fuzz/Corpus (docs/fuzzing.md); FUZZ_BUILD=.build reuses the
@@ -103,7 +103,7 @@ format:
 
 # DocC through swift-docc-plugin, with the same compiler flags as `make test` so that the symbol
 # graphs come from the build that is already there. DOCS_TARGETS=X builds one.
-DOCS_TARGETS ?= HummingbirdLayeredCache CacheTiers HTTPCaching CachingClient AsyncHTTPClientTransport
+DOCS_TARGETS ?= HummingbirdLayeredCache VaporLayeredCache CacheTiers HTTPCaching CachingClient AsyncHTTPClientTransport
 DOCS_OUTPUT := .build/docs
 docs: deps
 	@mkdir -p $(DOCS_OUTPUT)
@@ -114,13 +114,17 @@ docs: deps
 			--output-path $(DOCS_OUTPUT)/$$target || exit 1; \
 	done
 
-# The example app is its own package that builds against this one by path. It shares this
-# package's build folder, so that only the example's own modules are compiled (no second copy of
-# every dependency); `cd Examples/HummingbirdApp && swift build` works on its own as well.
-EXAMPLE := --package-path Examples/HummingbirdApp --scratch-path .build
+# Each example app is its own package that builds against this one by path. It shares this
+# package's build folder, so that only the example's own modules (and what only it depends on:
+# swift-otel for VaporApp) are compiled, not a second copy of every dependency;
+# `cd Examples/VaporApp && swift build` works on its own as well.
+EXAMPLES := HummingbirdApp VaporApp
 examples: deps
-	$(SWIFT) build $(EXAMPLE) --build-tests $(STRICT)
-	$(SWIFT) test $(EXAMPLE) --skip-build
+	@for example in $(EXAMPLES); do \
+		echo "==> Examples/$$example"; \
+		$(SWIFT) build --package-path Examples/$$example --scratch-path .build --build-tests $(STRICT) || exit 1; \
+		$(SWIFT) test --package-path Examples/$$example --scratch-path .build --skip-build || exit 1; \
+	done
 
 # The libFuzzer targets (docs/fuzzing.md). The same traits and flags as `make test`, so that over
 # its build folder (FUZZ_BUILD=.build, as CI does) only this package's modules are compiled again.

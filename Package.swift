@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
         .library(name: "PostgresCacheTier", targets: ["PostgresCacheTier"]),
         .library(name: "HummingbirdLayeredCache", targets: ["HummingbirdLayeredCache"]),
+        .library(name: "VaporLayeredCache", targets: ["VaporLayeredCache"]),
         .executable(name: "cache-tool", targets: ["cache-tool"]),
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
         .executable(name: "cache-proxy", targets: ["cache-proxy"]),
@@ -27,6 +28,10 @@ let package = Package(
         .trait(
             name: "Hummingbird",
             description: "HummingbirdLayeredCache: a response-cache middleware and a persist driver for Hummingbird 2."
+        ),
+        .trait(
+            name: "Vapor",
+            description: "VaporLayeredCache: a Vapor Cache driver, an HTTP-cache middleware and a lifecycle handler for Vapor 4."
         ),
         .trait(
             name: "PostgreSQL",
@@ -69,6 +74,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         // HummingbirdCore only (the HTTP/1.1 server), without the swift-configuration trait.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: []),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.115.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
@@ -130,6 +136,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -339,14 +346,37 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
             ]
         ),
+        // A Cache driver, an HTTP-cache middleware and a lifecycle handler for Vapor apps.
+        .target(
+            name: "VaporLayeredCache",
+            dependencies: [
+                "HTTPCaching", "CacheTiers",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
+        .testTarget(
+            name: "VaporLayeredCacheTests",
+            dependencies: [
+                "VaporLayeredCache", "HTTPCaching", "CacheTiers", "CacheTestSupport",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "VaporTesting", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         // Every Swift example in README.md and docs/*.md, extracted by scripts/snippets.py: it
         // compiles with the tests, so an example cannot drift from the API.
         .testTarget(
             name: "DocSnippetsTests",
             dependencies: [
                 "CacheTiers", "HTTPCaching", "CachingClient", "AsyncHTTPClientTransport", "HummingbirdLayeredCache",
-                "PostgresCacheTier", "CacheProxyCore",
+                "PostgresCacheTier", "CacheProxyCore", "VaporLayeredCache",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Tools"])),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

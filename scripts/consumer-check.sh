@@ -10,7 +10,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # Never needed by the core products, whatever the traits.
-tools_only="swift-argument-parser hdrhistogram-swift hummingbird postgres-nio swift-docc-plugin"
+tools_only="swift-argument-parser hdrhistogram-swift hummingbird postgres-nio swift-docc-plugin vapor"
 # Needed only by the AsyncHTTPClient trait (on by default).
 transport_only="async-http-client swift-nio"
 

@@ -4,7 +4,6 @@
 import HTTPCaching
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 
 #if canImport(FoundationEssentials)
@@ -21,10 +20,10 @@ struct CachingBodyWriter: ResponseBodyWriter {
     var copy: [UInt8] = []
     var isOverLimit = false
     let limit: Int
-    let storing: Storing
+    let storing: HandlerCache.Store
 
     /// `body` written through a copying writer that stores into `storing` when it ends.
-    static func tee(_ body: ResponseBody, limit: Int, into storing: Storing) -> ResponseBody {
+    static func tee(_ body: ResponseBody, limit: Int, into storing: HandlerCache.Store) -> ResponseBody {
         ResponseBody(contentLength: body.contentLength) { writer in
             try await body.write(CachingBodyWriter(parent: writer, limit: limit, storing: storing))
         }
@@ -44,35 +43,9 @@ struct CachingBodyWriter: ResponseBodyWriter {
 
     consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
         if !isOverLimit, trailingHeaders?.isEmpty ?? true {
-            await storing.store(body: copy)
+            await storing(body: copy)
         }
         try await parent.finish(trailingHeaders)
-    }
-}
-
-/// What the middleware needs to store one answer once its body is complete.
-struct Storing: Sendable {
-    let cache: ResponseCache
-    let lookup: ResponseLookup
-    let head: HTTPResponse
-    let requestTime: Date
-    let pipeline: StoragePipeline
-    let logger: Logger
-
-    /// Stores the answer with `body` through the lookup and the middleware's pipeline.
-    /// A failure to store is logged: the client has its answer all the same.
-    func store(body: [UInt8]) async {
-        let cached = CachedResponse(
-            response: head,
-            body: body,
-            requestTime: requestTime,
-            responseTime: cache.configuration.now()
-        )
-        do {
-            _ = try await cache.store(cached, for: lookup, through: pipeline)
-        } catch {
-            logger.warning("could not store a response", metadata: ["error": "\(error)"])
-        }
     }
 }
 #endif

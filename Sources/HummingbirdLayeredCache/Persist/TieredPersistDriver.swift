@@ -52,16 +52,23 @@ public struct TieredPersistDriver: PersistDriver {
     }
 
     /// The tiers the values live in.
-    public let cache: TieredCache
+    public var cache: TieredCache { values.cache }
     /// The configuration the driver was made with.
     public let configuration: Configuration
+    /// The values with their expiries, in the tiers.
+    private let values: ExpiringValues
     /// The keys a `create` is writing now.
     private let creating = KeysInFlight()
 
     /// A driver over `cache`.
     public init(cache: TieredCache, configuration: Configuration = .init()) {
-        self.cache = cache
         self.configuration = configuration
+        self.values = ExpiringValues(
+            cache: cache,
+            keyPrefix: configuration.keyPrefix,
+            storagePolicy: configuration.storagePolicy,
+            now: configuration.now
+        )
     }
 
     /// Stores `value` under `key` unless an unexpired value is there.
@@ -69,8 +76,8 @@ public struct TieredPersistDriver: PersistDriver {
     public func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
         guard creating.claim(key) else { throw PersistError.duplicate }
         defer { creating.release(key) }
-        guard try await liveEntry(for: key) == nil else { throw PersistError.duplicate }
-        try await write(value, for: key, expiresAt: expires.map(expiryDate))
+        guard try await values.entry(for: key) == nil else { throw PersistError.duplicate }
+        try await write(value, for: key, expiresAt: expires.map(values.date(after:)))
     }
 
     /// Stores `value` under `key`; with no `expires`, an existing value's expiry is kept.
@@ -78,9 +85,9 @@ public struct TieredPersistDriver: PersistDriver {
     public func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
         let expiresAt: Date? =
             if let expires {
-                expiryDate(expires)
+                values.date(after: expires)
             } else {
-                try await liveEntry(for: key).flatMap { PersistRecord.expiry(of: $0) }
+                try await values.entry(for: key).flatMap { ExpiringValues.expiry(of: $0) }
             }
         try await write(value, for: key, expiresAt: expiresAt)
     }
@@ -98,51 +105,25 @@ public struct TieredPersistDriver: PersistDriver {
         key: String,
         as: Object.Type
     ) async throws -> (object: Object, ttl: Duration?)? {
-        guard let entry = try await liveEntry(for: key) else { return nil }
+        guard let entry = try await values.entry(for: key) else { return nil }
         let object: Object
         do {
             object = try JSONDecoder().decode(Object.self, from: Data(entry.value))
         } catch {
             throw PersistError.invalidConversion
         }
-        let ttl = PersistRecord.expiry(of: entry).map { expiry in
-            Duration.milliseconds(expiry.millisecondsSince1970 - configuration.now().millisecondsSince1970)
-        }
-        return (object, ttl)
+        return (object, values.timeLeft(of: entry))
     }
 
     /// Removes the value under `key`, if any.
     /// - Throws: the tiers' error when the removal fails.
     public func remove(key: String) async throws {
-        _ = try await cache.remove(cacheKey(key))
-    }
-
-    /// The entry under `key` unless it has expired (an expired one is removed).
-    private func liveEntry(for key: String) async throws -> CacheEntry? {
-        let cacheKey = cacheKey(key)
-        guard let entry = await cache.entry(for: cacheKey) else { return nil }
-        if let expiry = PersistRecord.expiry(of: entry), expiry <= configuration.now() {
-            _ = try await cache.remove(cacheKey)
-            return nil
-        }
-        return entry
+        try await values.remove(key)
     }
 
     private func write<Object: Encodable>(_ value: Object, for key: String, expiresAt: Date?) async throws {
-        let entry = CacheEntry(
-            value: Array(try JSONEncoder().encode(value)),
-            metadata: PersistRecord.metadata(expiresAt: expiresAt),
-            storedAt: configuration.now()
-        )
-        try await cache.set(entry, for: cacheKey(key), policy: configuration.storagePolicy)
+        try await values.set(Array(try JSONEncoder().encode(value)), for: key, expiresAt: expiresAt)
     }
-
-    private func expiryDate(_ duration: Duration) -> Date {
-        let (seconds, attoseconds) = duration.components
-        return configuration.now().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
-    }
-
-    private func cacheKey(_ key: String) -> CacheKey { CacheKey(configuration.keyPrefix + key) }
 }
 
 /// The keys being created now, so that two concurrent `create`s of one key cannot both succeed.
