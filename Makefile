@@ -3,6 +3,7 @@
 #                every test beside a throwaway PostgreSQL server (scripts/with-postgres.sh)
 #   make privacy the three-door privacy property test with 3,000 sequences (PRIVACY_SEQUENCES)
 #   make bench   installs them if missing, runs the benchmark suite in release mode (beside one too)
+#   make bench-build  builds the release benchmarks only (BENCH_BUILD=folder, as make bench takes)
 #   make proxy-bench  cache-proxy against Varnish and nginx proxy_cache, one core each
 #                     (installs nginx-light, varnish, wrk if missing; PROXY_BENCH_ARGS=--quick)
 #   make lint    swift format lint --strict over Sources, Tests, Benchmarks, and a check that the
@@ -25,7 +26,7 @@ PROXY_BENCH_ARGS ?=
 
 WITH_POSTGRES := scripts/with-postgres.sh
 
-.PHONY: all deps deps-postgres test privacy build bench proxy-bench lint format snippets clean docs examples consumer-check \
+.PHONY: all deps deps-postgres test privacy build bench bench-build proxy-bench lint format snippets clean docs examples consumer-check \
 	fuzz fuzz-build fuzz-seeds
 
 all: test
@@ -69,9 +70,12 @@ deps-postgres:
 build: deps
 	$(SWIFT) build $(TRAITS) $(STRICT)
 
+# TEST_PRIVACY_SEQUENCES: how many sequences the three-door privacy property test runs within the
+# suite (100; CI runs 3,000 there, in parallel with the other tests, rather than in a step of its own).
+TEST_PRIVACY_SEQUENCES ?= 100
 test: deps
 	$(SWIFT) build $(TRAITS) --build-tests $(STRICT)
-	$(WITH_POSTGRES) $(SWIFT) test $(TRAITS) --skip-build
+	PRIVACY_SEQUENCES=$(TEST_PRIVACY_SEQUENCES) $(WITH_POSTGRES) $(SWIFT) test $(TRAITS) --skip-build
 
 # The three-door privacy property test with thousands of sequences (make test runs 100), on its
 # own beside a throwaway PostgreSQL server; PRIVACY_SEED=… replays a failure.
@@ -80,8 +84,14 @@ privacy: deps
 	$(SWIFT) build $(TRAITS) --build-tests $(STRICT)
 	PRIVACY_SEQUENCES=$(PRIVACY_SEQUENCES) $(WITH_POSTGRES) $(SWIFT) test $(TRAITS) --skip-build --filter PrivacyPropertyTests
 
+# BENCH_BUILD: the build folder of the release benchmarks (.build; CI builds them in a folder of
+# their own, beside its other steps, with `make bench-build`).
+BENCH_BUILD ?= .build
 bench: deps
-	$(WITH_POSTGRES) $(SWIFT) run $(TRAITS) -c release Benchmarks $(BENCH_ARGS)
+	$(WITH_POSTGRES) $(SWIFT) run $(TRAITS) -c release --scratch-path $(BENCH_BUILD) Benchmarks $(BENCH_ARGS)
+
+bench-build: deps
+	$(SWIFT) build $(TRAITS) -c release --scratch-path $(BENCH_BUILD) --product Benchmarks
 
 proxy-bench: deps
 	scripts/proxy-bench.sh $(PROXY_BENCH_ARGS)
