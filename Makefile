@@ -71,7 +71,7 @@ build: deps
 	$(SWIFT) build $(TRAITS) $(STRICT)
 
 # TEST_PRIVACY_SEQUENCES: how many sequences the three-door privacy property test runs within the
-# suite (100; CI runs 3,000 there, in parallel with the other tests, rather than in a step of its own).
+# suite (100; `make privacy` runs 3,000 on their own).
 TEST_PRIVACY_SEQUENCES ?= 100
 test: deps
 	$(SWIFT) build $(TRAITS) --build-tests $(STRICT)
