@@ -109,6 +109,35 @@ import VaporTesting
         }
     }
 
+    /// A 304 that selects nothing stored sends the request again as it came: the route sees the
+    /// client's own conditions (none here), not the revalidation's.
+    @Test func a304ThatSelectsNothingStoredSendsTheRequestAgainAsItCame() async throws {
+        try await Self.withApp { app, _, clock in
+            let seen = Mutex<[String?]>([])
+            app.get("items") { request in
+                let condition = request.headers.first(name: "If-None-Match")
+                seen.withLock { $0.append(condition) }
+                if condition != nil {
+                    return Response(status: .notModified, headers: ["Cache-Control": "max-age=10", "ETag": "\"v2\""])
+                }
+                let version = seen.withLock { $0.count } == 1 ? "v1" : "v2"
+                return Response(
+                    status: .ok,
+                    headers: ["Cache-Control": "max-age=10", "ETag": "\"\(version)\""],
+                    body: .init(string: version)
+                )
+            }
+            let tester = try app.testing()
+            try await tester.test(.GET, "items") { #expect($0.body.string == "v1") }
+            clock.advance(by: 20)
+            try await tester.test(.GET, "items") { response in
+                #expect(response.status == .ok && response.body.string == "v2")
+                #expect(response.headers.first(name: "Cache-Status") == "LayeredCache; fwd=stale")
+            }
+            #expect(seen.withLock { $0 } == [nil, "\"v1\"", nil])
+        }
+    }
+
     @Test func aPOSTInvalidatesItsTarget() async throws {
         try await Self.withApp { app, _, _ in
             let version = Mutex(1)

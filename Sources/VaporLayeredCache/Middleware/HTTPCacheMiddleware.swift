@@ -71,6 +71,7 @@ public struct HTTPCacheMiddleware: AsyncMiddleware {
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         guard let head = request.httpRequest else { return try await next.respond(to: request) }
         let original = (request.headers[ifNoneMatch], request.headers[ifModifiedSince])
+        var isRewritten = false
         return try await handlerCache.respond(
             to: head,
             with: VaporResponses(eventLoop: request.eventLoop),
@@ -79,9 +80,15 @@ public struct HTTPCacheMiddleware: AsyncMiddleware {
             context: handlerCache.tracer == nil ? nil : request.serviceContext
         ) { conditional in
             // A revalidation sends the route the request with the engine's conditions; a request
-            // sent as it came gets its own back.
-            request.headers.set(ifNoneMatch, to: conditional?.headerFields[values: .ifNoneMatch] ?? original.0)
-            request.headers.set(ifModifiedSince, to: conditional?.headerFields[values: .ifModifiedSince] ?? original.1)
+            // sent as it came after one gets its own back.
+            if conditional != nil || isRewritten {
+                request.headers.set(ifNoneMatch, to: conditional?.headerFields[values: .ifNoneMatch] ?? original.0)
+                request.headers.set(
+                    ifModifiedSince,
+                    to: conditional?.headerFields[values: .ifModifiedSince] ?? original.1
+                )
+                isRewritten = conditional != nil
+            }
             return try await next.respond(to: request)
         }
     }
