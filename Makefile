@@ -17,6 +17,10 @@
 #                dependencies `make test` built; `make fuzz-seeds` writes the seed corpus again
 
 SWIFT ?= swift
+# SwiftPM passes the enabled traits to the compiler in the order of a Set, which Swift seeds anew in
+# each process: without this, every `swift` command (test, the DocC plugin's build) lists them in
+# another order, and the next build compiles every module of this package again (about 150 s).
+export SWIFT_DETERMINISTIC_HASHING := 1
 STRICT := -Xswiftc -warnings-as-errors
 # Every trait (README, "Traits"): the tools, the proxy and every integration are built and tested.
 TRAITS := --enable-all-traits
@@ -112,17 +116,16 @@ format:
 	$(SWIFT) format format --in-place --recursive $(FORMAT_PATHS)
 
 # DocC through swift-docc-plugin, with the same compiler flags as `make test` so that the symbol
-# graphs come from the build that is already there. DOCS_TARGETS=X builds one.
+# graphs come from the build that is already there: one invocation for every target (each one
+# plans the package's build again), which writes .build/docs/<Target>.doccarchive.
+# DOCS_TARGETS=X builds one, into .build/docs/X.
 DOCS_TARGETS ?= HummingbirdLayeredCache VaporLayeredCache CacheTiers HTTPCaching CachingClient AsyncHTTPClientTransport
 DOCS_OUTPUT := .build/docs
 docs: deps
 	@mkdir -p $(DOCS_OUTPUT)
-	@for target in $(DOCS_TARGETS); do \
-		echo "==> documentation for $$target"; \
-		$(SWIFT) package $(TRAITS) $(STRICT) --allow-writing-to-directory $(DOCS_OUTPUT) generate-documentation \
-			--target $$target --warnings-as-errors --disable-indexing --transform-for-static-hosting \
-			--output-path $(DOCS_OUTPUT)/$$target || exit 1; \
-	done
+	$(SWIFT) package $(TRAITS) $(STRICT) --allow-writing-to-directory $(DOCS_OUTPUT) generate-documentation \
+		$(foreach target,$(DOCS_TARGETS),--target $(target)) --warnings-as-errors --disable-indexing \
+		--transform-for-static-hosting --output-path $(DOCS_OUTPUT)
 
 # Each example app is its own package that builds against this one by path. It shares this
 # package's build folder, so that only the example's own modules (and what only it depends on:
