@@ -22,25 +22,16 @@ extension HandlerCache {
         private var responseCache: ResponseCache { cache.cache }
         private var now: Date { responseCache.configuration.now() }
 
-        /// The answer made from `stored`: its head with `Age` (RFC 9111 §5.1) and its body, or a
-        /// 304 when `request`'s preconditions say the client's copy is current; a `HEAD` gets the
-        /// head.
+        /// The answer made from `stored` (``HandlerCache/answer(from:age:to:status:)``) as
+        /// the framework's response.
         func answer(
             from stored: CachedResponse,
             age: TimeInterval,
             to request: HTTPRequest,
             status: CacheStatusValue
         ) -> Responses.Response {
-            var head = stored.response
-            head.headerFields[.age] = String(Int(min(Double(Int32.max), max(0, age).rounded(.down))))
-            if let value = cache.statusValue(status) { head.headerFields[values: cacheStatusField].append(value) }
-            if CacheRules.isNotModified(request, head) {
-                head.status = .notModified
-                head.headerFields[.contentLength] = nil
-                return responses.response(head: head, body: nil)
-            }
-            head.headerFields[.contentLength] = String(stored.body.count)
-            return responses.response(head: head, body: request.method == .head ? nil : stored.body)
+            let (head, body) = cache.answer(from: stored, age: age, to: request, status: status)
+            return responses.response(head: head, body: body)
         }
 
         /// `response` with the `Cache-Status` member for `status` (none when the middleware adds
@@ -222,7 +213,7 @@ enum CacheStatusValue: Sendable, Equatable {
 }
 
 /// The `Cache-Status` field name (RFC 9211), made once.
-private let cacheStatusField = HTTPField.Name("Cache-Status")!
+let cacheStatusField = HTTPField.Name("Cache-Status")!
 
 /// The cache status of the answer a traced request got, for its span: set where the status is
 /// decided, read when the answer is made.

@@ -53,9 +53,45 @@ package struct HandlerCache: Sendable {
         self.engine = RequestEngine(rules: cache.rules)
     }
 
-    /// ``respond(to:with:logger:next:)`` in a `layeredcache.middleware` span when the middleware
-    /// is traced: under `context` (the request's, when the framework keeps it on the request) or
-    /// the task's, with the answer's cache status and status code.
+    /// What the cache makes of a request before any handler runs.
+    package enum Start: Sendable {
+        /// Answered without the handler: the head, with its `Age` and `Cache-Status`, and the
+        /// body (nil for a 304, a `HEAD` or a 504; the head says what `Content-Length` to send).
+        case answer(HTTPResponse, body: [UInt8]?)
+        /// The handler is called: ``respond(continuing:with:logger:next:)`` does the rest.
+        case handler(Pending)
+    }
+
+    /// A request the handler answers, with what its lookup found.
+    package struct Pending: Sendable {
+        enum Step: Sendable {
+            /// An unsafe method: the handler answers, and a success invalidates the target.
+            case unsafe
+            /// Nothing stored: the request goes to the handler as it came.
+            case forward
+            /// A stored answer the plan revalidates.
+            case revalidate(CachedResponse, RequestEngine.Exchange)
+        }
+        let request: HTTPRequest
+        let keyed: HTTPRequest
+        let lookup: ResponseLookup?
+        let step: Step
+    }
+
+    /// Answers `request` from the cache, or through `next` and stores what it answers; in a
+    /// `layeredcache.middleware` span when the middleware is traced (under `context`, the
+    /// request's when the framework keeps it on the request, or the task's), with the answer's
+    /// cache status and status code.
+    ///
+    /// Inlinable, so that a framework's middleware runs it specialized for its responses: a fresh
+    /// hit is ``start(_:)`` and the framework's own `response(head:body:)`, with no generic call
+    /// between them.
+    /// - Parameters:
+    ///   - request: the request as the server received it.
+    ///   - next: calls the app's next responder with the request as it came (nil), or with this
+    ///     head instead (a revalidation's, with its `If-None-Match` / `If-Modified-Since`); the
+    ///     request's body is the framework's to pass on.
+    @inlinable
     package func respond<Responses: HandlerResponses>(
         to request: HTTPRequest,
         with responses: Responses,
@@ -63,12 +99,36 @@ package struct HandlerCache: Sendable {
         context: ServiceContext?,
         next: (HTTPRequest?) async throws -> Responses.Response
     ) async throws -> Responses.Response {
-        guard let tracer else { return try await respond(to: request, with: responses, logger: logger, next: next) }
+        guard tracer == nil else {
+            return try await tracedRespond(to: request, with: responses, logger: logger, context: context, next: next)
+        }
+        switch await start(request) {
+        case .answer(let head, let body):
+            return responses.response(head: head, body: body)
+        case .handler(let pending):
+            return try await respond(continuing: pending, with: responses, logger: logger, next: next)
+        }
+    }
+
+    /// ``respond(to:with:logger:context:next:)`` in its span.
+    package func tracedRespond<Responses: HandlerResponses>(
+        to request: HTTPRequest,
+        with responses: Responses,
+        logger: Logger,
+        context: ServiceContext?,
+        next: (HTTPRequest?) async throws -> Responses.Response
+    ) async throws -> Responses.Response {
+        guard let tracer else { preconditionFailure("tracedRespond without a tracer") }
         let context = context ?? ServiceContext.current ?? .topLevel
         return try await tracer.withSpan("layeredcache.middleware", context: context, ofKind: .internal) { span in
             let recorder = CacheStatusRecorder()
             let response = try await CacheStatusRecorder.$current.withValue(recorder) {
-                try await respond(to: request, with: responses, logger: logger, next: next)
+                switch await start(request) {
+                case .answer(let head, let body):
+                    return responses.response(head: head, body: body)
+                case .handler(let pending):
+                    return try await respond(continuing: pending, with: responses, logger: logger, next: next)
+                }
             }
             if let status = recorder.status { span.attributes["layeredcache.cache_status"] = status }
             span.attributes["http.response.status_code"] = responses.head(of: response).status.code
@@ -76,20 +136,50 @@ package struct HandlerCache: Sendable {
         }
     }
 
-    /// Answers `request` from the cache, or through `next` and stores what it answers.
-    /// - Parameters:
-    ///   - request: the request as the server received it.
-    ///   - next: calls the app's next responder with the request as it came (nil), or with this
-    ///     head instead (a revalidation's, with its `If-None-Match` / `If-Modified-Since`); the
-    ///     request's body is the framework's to pass on.
+    /// Looks `request` up: the answer when the cache has one without the handler (a fresh hit, a
+    /// 304 to the client's own validators, a 504 to `only-if-cached`), else what the handler is
+    /// to be called for. Not generic: the hit path is the same code for every framework.
+    package func start(_ request: HTTPRequest) async -> Start {
+        let keyed = keyedRequest(request)
+        guard request.method == .get || request.method == .head else {
+            return .handler(Pending(request: request, keyed: keyed, lookup: nil, step: .unsafe))
+        }
+        let lookup = await cache.lookup(keyed)
+        switch engine.plan(RequestEngine.Read(keyed), lookup: lookup, now: cache.configuration.now()) {
+        case .answer(let offer):
+            let (head, body) = answer(
+                from: offer.stored,
+                age: offer.age,
+                to: request,
+                status: .hit(ttl: offer.lifetime - offer.age)
+            )
+            return .answer(head, body: body)
+        case .missing:
+            var head = HTTPResponse(status: .gatewayTimeout)
+            head.headerFields[.cacheControl] = "no-store"
+            head.headerFields[.contentLength] = "0"
+            if let value = statusValue(.miss(.request)) { head.headerFields[values: cacheStatusField].append(value) }
+            return .answer(head, body: nil)
+        case .answerAndRefresh(_, let plan), .answerThenForward(_, let plan), .forward(let plan):
+            // A refresh runs in the foreground here: the handler it calls belongs to the request.
+            guard let stored = lookup.stored else {
+                return .handler(Pending(request: request, keyed: keyed, lookup: lookup, step: .forward))
+            }
+            return .handler(Pending(request: request, keyed: keyed, lookup: lookup, step: .revalidate(stored, plan)))
+        }
+    }
+
+    /// The rest of a request ``start(_:)`` could not answer: calls the handler through `next`
+    /// (see ``respond(to:with:logger:context:next:)``) and stores, freshens or invalidates as
+    /// its answer says.
     package func respond<Responses: HandlerResponses>(
-        to request: HTTPRequest,
+        continuing pending: Pending,
         with responses: Responses,
         logger: Logger,
         next: (HTTPRequest?) async throws -> Responses.Response
     ) async throws -> Responses.Response {
-        let keyed = keyedRequest(request)
-        guard request.method == .get || request.method == .head else {
+        guard let lookup = pending.lookup else {
+            let keyed = pending.keyed
             let requestTime = cache.configuration.now()
             let response = try await next(nil)
             let head = responses.head(of: response)
@@ -106,28 +196,33 @@ package struct HandlerCache: Sendable {
             let exchange = Exchange(cache: self, responses: responses, logger: logger, lookup: lookup)
             return try await exchange.store(response, requestTime: requestTime, status: .miss(.method))
         }
-        let lookup = await cache.lookup(keyed)
         let exchange = Exchange(cache: self, responses: responses, logger: logger, lookup: lookup)
-        switch engine.plan(RequestEngine.Read(keyed), lookup: lookup, now: cache.configuration.now()) {
-        case .answer(let offer):
-            return exchange.answer(
-                from: offer.stored,
-                age: offer.age,
-                to: request,
-                status: .hit(ttl: offer.lifetime - offer.age)
-            )
-        case .missing:
-            var head = HTTPResponse(status: .gatewayTimeout)
-            head.headerFields[.cacheControl] = "no-store"
-            head.headerFields[.contentLength] = "0"
-            return exchange.withStatus(responses.response(head: head, body: nil), .miss(.request))
-        case .answerAndRefresh(_, let plan), .answerThenForward(_, let plan), .forward(let plan):
-            // A refresh runs in the foreground here: the handler it calls belongs to the request.
-            guard let stored = lookup.stored else {
-                return try await exchange.forward(status: .miss(.uriMiss), next: next)
-            }
-            return try await exchange.revalidate(stored, plan: plan, request: request, next: next)
+        switch pending.step {
+        case .unsafe, .forward:
+            return try await exchange.forward(status: .miss(.uriMiss), next: next)
+        case .revalidate(let stored, let plan):
+            return try await exchange.revalidate(stored, plan: plan, request: pending.request, next: next)
         }
+    }
+
+    /// The answer made from `stored`: its head with `Age` (RFC 9111 §5.1) and its body, or a 304
+    /// when `request`'s preconditions say the client's copy is current; a `HEAD` gets the head.
+    func answer(
+        from stored: CachedResponse,
+        age: TimeInterval,
+        to request: HTTPRequest,
+        status: CacheStatusValue
+    ) -> (HTTPResponse, [UInt8]?) {
+        var head = stored.response
+        head.headerFields[.age] = String(Int(min(Double(Int32.max), max(0, age).rounded(.down))))
+        if let value = statusValue(status) { head.headerFields[values: cacheStatusField].append(value) }
+        if CacheRules.isNotModified(request, head) {
+            head.status = .notModified
+            head.headerFields[.contentLength] = nil
+            return (head, nil)
+        }
+        head.headerFields[.contentLength] = String(stored.body.count)
+        return (head, request.method == .head ? nil : stored.body)
     }
 
     /// What every answer a middleware stores — a handler's new answer or one a 304 freshened —
