@@ -3,7 +3,8 @@
 #                every test beside a throwaway PostgreSQL server (scripts/with-postgres.sh)
 #   make privacy the three-door privacy property test with 3,000 sequences (PRIVACY_SEQUENCES)
 #   make bench   installs them if missing, runs the benchmark suite in release mode (beside one too)
-#   make bench-build  builds the release benchmarks only (BENCH_BUILD=folder, as make bench takes)
+#   make bench-smoke  runs the benchmark suite in --quick mode over make test's debug build: CI's
+#                check that every benchmark still builds and runs (its figures mean nothing)
 #   make proxy-bench  cache-proxy against Varnish and nginx proxy_cache, one core each
 #                     (installs nginx-light, varnish, wrk if missing; PROXY_BENCH_ARGS=--quick)
 #   make lint    swift format lint --strict over Sources, Tests, Benchmarks, and a check that the
@@ -30,7 +31,7 @@ PROXY_BENCH_ARGS ?=
 
 WITH_POSTGRES := scripts/with-postgres.sh
 
-.PHONY: all deps deps-postgres test privacy build bench bench-build proxy-bench lint format snippets clean docs examples consumer-check \
+.PHONY: all deps deps-postgres test privacy build bench bench-smoke proxy-bench lint format snippets clean docs examples consumer-check \
 	fuzz fuzz-build fuzz-seeds
 
 all: test
@@ -88,14 +89,12 @@ privacy: deps
 	$(SWIFT) build $(TRAITS) --build-tests $(STRICT)
 	PRIVACY_SEQUENCES=$(PRIVACY_SEQUENCES) $(WITH_POSTGRES) $(SWIFT) test $(TRAITS) --skip-build --filter PrivacyPropertyTests
 
-# BENCH_BUILD: the build folder of the release benchmarks (.build; CI builds them in a folder of
-# their own, beside its other steps, with `make bench-build`).
-BENCH_BUILD ?= .build
 bench: deps
-	$(WITH_POSTGRES) $(SWIFT) run $(TRAITS) -c release --scratch-path $(BENCH_BUILD) Benchmarks $(BENCH_ARGS)
+	$(WITH_POSTGRES) $(SWIFT) run $(TRAITS) -c release Benchmarks $(BENCH_ARGS)
 
-bench-build: deps
-	$(SWIFT) build $(TRAITS) -c release --scratch-path $(BENCH_BUILD) --product Benchmarks
+# The same flags as `make test`, so that over its build nothing is compiled again.
+bench-smoke: deps
+	$(SWIFT) run $(TRAITS) $(STRICT) Benchmarks --quick --allow-debug
 
 proxy-bench: deps
 	scripts/proxy-bench.sh $(PROXY_BENCH_ARGS)
