@@ -68,13 +68,12 @@ package struct HandlerCache: Sendable {
             /// An unsafe method: the handler answers, and a success invalidates the target.
             case unsafe
             /// Nothing stored: the request goes to the handler as it came.
-            case forward
+            case forward(ResponseLookup)
             /// A stored answer the plan revalidates.
-            case revalidate(CachedResponse, RequestEngine.Exchange)
+            case revalidate(ResponseLookup, CachedResponse, RequestEngine.Exchange)
         }
         let request: HTTPRequest
         let keyed: HTTPRequest
-        let lookup: ResponseLookup?
         let step: Step
     }
 
@@ -102,6 +101,17 @@ package struct HandlerCache: Sendable {
         guard tracer == nil else {
             return try await tracedRespond(to: request, with: responses, logger: logger, context: context, next: next)
         }
+        return try await respondWithoutSpan(to: request, with: responses, logger: logger, next: next)
+    }
+
+    /// ``respond(to:with:logger:context:next:)`` without a span.
+    @inlinable
+    package func respondWithoutSpan<Responses: HandlerResponses>(
+        to request: HTTPRequest,
+        with responses: Responses,
+        logger: Logger,
+        next: (HTTPRequest?) async throws -> Responses.Response
+    ) async throws -> Responses.Response {
         switch await start(request) {
         case .answer(let head, let body):
             return responses.response(head: head, body: body)
@@ -123,12 +133,7 @@ package struct HandlerCache: Sendable {
         return try await tracer.withSpan("layeredcache.middleware", context: context, ofKind: .internal) { span in
             let recorder = CacheStatusRecorder()
             let response = try await CacheStatusRecorder.$current.withValue(recorder) {
-                switch await start(request) {
-                case .answer(let head, let body):
-                    return responses.response(head: head, body: body)
-                case .handler(let pending):
-                    return try await respond(continuing: pending, with: responses, logger: logger, next: next)
-                }
+                try await respondWithoutSpan(to: request, with: responses, logger: logger, next: next)
             }
             if let status = recorder.status { span.attributes["layeredcache.cache_status"] = status }
             span.attributes["http.response.status_code"] = responses.head(of: response).status.code
@@ -142,7 +147,7 @@ package struct HandlerCache: Sendable {
     package func start(_ request: HTTPRequest) async -> Start {
         let keyed = keyedRequest(request)
         guard request.method == .get || request.method == .head else {
-            return .handler(Pending(request: request, keyed: keyed, lookup: nil, step: .unsafe))
+            return .handler(Pending(request: request, keyed: keyed, step: .unsafe))
         }
         let lookup = await cache.lookup(keyed)
         switch engine.plan(RequestEngine.Read(keyed), lookup: lookup, now: cache.configuration.now()) {
@@ -163,9 +168,9 @@ package struct HandlerCache: Sendable {
         case .answerAndRefresh(_, let plan), .answerThenForward(_, let plan), .forward(let plan):
             // A refresh runs in the foreground here: the handler it calls belongs to the request.
             guard let stored = lookup.stored else {
-                return .handler(Pending(request: request, keyed: keyed, lookup: lookup, step: .forward))
+                return .handler(Pending(request: request, keyed: keyed, step: .forward(lookup)))
             }
-            return .handler(Pending(request: request, keyed: keyed, lookup: lookup, step: .revalidate(stored, plan)))
+            return .handler(Pending(request: request, keyed: keyed, step: .revalidate(lookup, stored, plan)))
         }
     }
 
@@ -178,31 +183,42 @@ package struct HandlerCache: Sendable {
         logger: Logger,
         next: (HTTPRequest?) async throws -> Responses.Response
     ) async throws -> Responses.Response {
-        guard let lookup = pending.lookup else {
-            let keyed = pending.keyed
-            let requestTime = cache.configuration.now()
-            let response = try await next(nil)
-            let head = responses.head(of: response)
-            let outcome = engine.outcome(of: head, sent: keyed, original: keyed)
-            guard outcome == .invalidate || outcome.storedAs != nil else { return response }
-            do {
-                try await cache.invalidate(after: head, to: keyed)
-            } catch {
-                logger.warning("could not invalidate cached responses", metadata: ["error": "\(error)"])
-            }
-            guard let get = outcome.storedAs else { return response }
-            // A POST's answer that is its target's current representation (RFC 9110 §9.3.3).
-            let lookup = await cache.lookup(get)
-            let exchange = Exchange(cache: self, responses: responses, logger: logger, lookup: lookup)
-            return try await exchange.store(response, requestTime: requestTime, status: .miss(.method))
-        }
-        let exchange = Exchange(cache: self, responses: responses, logger: logger, lookup: lookup)
         switch pending.step {
-        case .unsafe, .forward:
+        case .unsafe:
+            return try await respondUnsafe(pending.keyed, with: responses, logger: logger, next: next)
+        case .forward(let lookup):
+            let exchange = Exchange(cache: self, responses: responses, logger: logger, lookup: lookup)
             return try await exchange.forward(status: .miss(.uriMiss), next: next)
-        case .revalidate(let stored, let plan):
+        case .revalidate(let lookup, let stored, let plan):
+            let exchange = Exchange(cache: self, responses: responses, logger: logger, lookup: lookup)
             return try await exchange.revalidate(stored, plan: plan, request: pending.request, next: next)
         }
+    }
+
+    /// An unsafe method's request: the handler answers it as it came; a success invalidates the
+    /// target (RFC 9111 §4.4), and an answer that is the target's current representation is
+    /// stored for it.
+    private func respondUnsafe<Responses: HandlerResponses>(
+        _ keyed: HTTPRequest,
+        with responses: Responses,
+        logger: Logger,
+        next: (HTTPRequest?) async throws -> Responses.Response
+    ) async throws -> Responses.Response {
+        let requestTime = cache.configuration.now()
+        let response = try await next(nil)
+        let head = responses.head(of: response)
+        let outcome = engine.outcome(of: head, sent: keyed, original: keyed)
+        guard outcome == .invalidate || outcome.storedAs != nil else { return response }
+        do {
+            try await cache.invalidate(after: head, to: keyed)
+        } catch {
+            logger.warning("could not invalidate cached responses", metadata: ["error": "\(error)"])
+        }
+        guard let get = outcome.storedAs else { return response }
+        // A POST's answer that is its target's current representation (RFC 9110 §9.3.3).
+        let lookup = await cache.lookup(get)
+        let exchange = Exchange(cache: self, responses: responses, logger: logger, lookup: lookup)
+        return try await exchange.store(response, requestTime: requestTime, status: .miss(.method))
     }
 
     /// The answer made from `stored`: its head with `Age` (RFC 9111 §5.1) and its body, or a 304
