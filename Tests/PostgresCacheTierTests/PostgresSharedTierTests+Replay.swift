@@ -20,6 +20,18 @@ extension PostgresSharedTierTests {
         // removal on a loaded machine.
         let reconnect = TestClock()
         let manualReconnect: Configure = { $0.reconnectClock = reconnect }
+        try await TestDatabase.crashing(crashServer) {
+            try await replay(crashServer: crashServer, reconnect: reconnect, configure: manualReconnect)
+        }
+    }
+
+    private func replay(
+        crashServer: Bool,
+        reconnect: TestClock,
+        configure manualReconnect: @escaping Configure
+    )
+        async throws
+    {
         try await withInstances(2, configure: manualReconnect) { instances in
             let (a, b) = (instances[0], instances[1])
             try await waitUntil { a.shared.isListening && b.shared.isListening }

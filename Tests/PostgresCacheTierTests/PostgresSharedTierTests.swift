@@ -76,6 +76,10 @@ struct PostgresSharedTierTests {
     func aDatabaseCrashMidTrafficFailsNoRequestAndReturnsNoWrongBytes() async throws {
         try #require(TestDatabase.control != nil, "LAYEREDCACHE_POSTGRES_CONTROL is not set")
         let shortReads: Configure = { $0.readTimeout = .milliseconds(200) }
+        try await TestDatabase.crashing { try await crashMidTraffic(configure: shortReads) }
+    }
+
+    private func crashMidTraffic(configure shortReads: @escaping Configure) async throws {
         try await withInstances(2, configure: shortReads) { instances in
             let origin = Counter()
             let requests = Counter()

@@ -28,6 +28,16 @@ enum TestDatabase {
         "t\(UInt32.random(in: 0...UInt32.max))_\(UInt16.random(in: 0...UInt16.max))"
     }
 
+    /// Runs `body`, which crashes the server (when `crashes`), while no test of another suite uses
+    /// it (``DatabaseServerGate``).
+    static func crashing<Result>(
+        _ crashes: Bool = true,
+        _ body: () async throws -> Result
+    ) async rethrows -> Result {
+        guard crashes else { return try await body() }
+        return try await DatabaseServerGate.server.exclusive(body)
+    }
+
     /// Runs the control script with `action` (`stop`: pg_ctl stop -m immediate; `start`) in a child
     /// process, waited for on a thread of its own so that no cooperative thread blocks.
     static func server(_ action: String) async throws {
