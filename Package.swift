@@ -331,6 +331,11 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+                .product(
+                    name: "NIOConcurrencyHelpers",
+                    package: "swift-nio",
+                    condition: .when(traits: ["Hummingbird"])
+                ),
             ]
         ),
         .testTarget(

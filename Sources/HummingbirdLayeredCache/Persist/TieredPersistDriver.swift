@@ -3,7 +3,7 @@
 #if Hummingbird
 public import CacheTiers
 public import Hummingbird
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
@@ -127,12 +127,15 @@ public struct TieredPersistDriver: PersistDriver {
 }
 
 /// The keys being created now, so that two concurrent `create`s of one key cannot both succeed.
+///
+/// Under a lock ThreadSanitizer sees (a pthread mutex): `Synchronization.Mutex` waits on a futex
+/// it does not, and it reported `claim` and `release` of two concurrent `create`s as a race.
 private final class KeysInFlight: Sendable {
-    private let keys = Mutex<Set<String>>([])
+    private let keys = NIOLockedValueBox<Set<String>>([])
 
     /// Claims `key`; false when another `create` holds it.
-    func claim(_ key: String) -> Bool { keys.withLock { $0.insert(key).inserted } }
+    func claim(_ key: String) -> Bool { keys.withLockedValue { $0.insert(key).inserted } }
 
-    func release(_ key: String) { _ = keys.withLock { $0.remove(key) } }
+    func release(_ key: String) { _ = keys.withLockedValue { $0.remove(key) } }
 }
 #endif
