@@ -279,12 +279,19 @@ public final class PostgresSharedTier: SharedCacheTier {
 
     /// Runs `body` against the database unless the tier is closed or bypassed, within `timeout`,
     /// after making the table on first use; a failure opens the breaker.
+    /// - Parameter duringBackoff: whether `body` goes to the database even while the breaker is
+    ///   open: an invalidation every instance must hear is rare and asked for, and skipping it
+    ///   because reads were slow a moment ago would leave the other instances serving what it
+    ///   removed.
     func perform<T: Sendable>(
         timeout: Duration,
+        duringBackoff: Bool = false,
         _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let now = ContinuousClock.now
-        let (allowed, ready) = state.withLock { ($0.breaker.allows(at: now) && !$0.closed, $0.schemaReady) }
+        let (allowed, ready) = state.withLock {
+            ((duringBackoff || $0.breaker.allows(at: now)) && !$0.closed, $0.schemaReady)
+        }
         guard allowed else {
             count(\.bypassed, metrics.bypassed)
             throw CacheError(code: .io, message: "the shared tier is unavailable (closed or backing off)")
@@ -313,6 +320,9 @@ public final class PostgresSharedTier: SharedCacheTier {
             throw CacheError(code: .io, message: "the shared tier did not answer", underlying: error)
         }
     }
+
+    /// Opens the breaker as a failed operation does (for tests).
+    func recordFailure() { state.withLock { $0.breaker.recordFailure(at: .now) } }
 
     func count(_ field: WritableKeyPath<Statistics, Int>, _ counter: Counter, by amount: Int = 1) {
         guard amount > 0 else { return }

@@ -195,7 +195,10 @@ import Testing
         #expect(purged.body == "purged 1\n")
         let other = proxies[1]
         let (held, _) = try await poll(timeout: .seconds(30)) { (try? await other.send("/a").cache) == "MISS" }
-        #expect(held, "the other proxy still served /a from its own tiers")
+        #expect(
+            held,
+            "the other proxy still served /a from its own tiers; sender: \(tiers[0].statistics), other: \(tiers[1].statistics)"
+        )
         for proxy in proxies { try await proxy.stopProxy() }
         await origin.stop()
     }

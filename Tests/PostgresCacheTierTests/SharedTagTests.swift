@@ -119,6 +119,30 @@ extension PostgresSharedTierTests {
         HTTPRequest(method: .get, scheme: "https", authority: "news.example", path: path)
     }
 
+    /// Reads too slow for their deadline open an instance's breaker on a loaded machine; a tag's
+    /// invalidation asked for while it backs off still goes out. It was skipped (the error logged
+    /// by `ResponseCache`), and the proxy's purge that asked for it answered "purged 1" while the
+    /// other instance kept serving what it removed.
+    @Test func aTagInvalidationGoesOutWhileTheTierBacksOff() async throws {
+        // A backoff longer than the test: once open, the breaker stays open.
+        let longBackoff: Configure = {
+            $0.initialBackoff = .seconds(600)
+            $0.maximumBackoff = .seconds(600)
+        }
+        try await withInstances(2, configure: longBackoff) { instances in
+            let (a, b) = (instances[0], instances[1])
+            try await waitUntil { a.shared.isListening && b.shared.isListening }
+            let key: CacheKey = "GET https://example.com/tagged"
+            a.shared.recordFailure()
+            // Backing off: a read does not go to the database.
+            #expect(await a.shared.entry(for: key) == nil)
+            #expect(a.shared.statistics.bypassed == 1)
+            try await a.cache.broadcastTagInvalidation("news", removedKeys: [key])
+            #expect(a.shared.statistics.invalidationsSent == 1)
+            try await waitUntil { b.shared.statistics.invalidationsReceived == 1 }
+        }
+    }
+
     private static func response(_ body: String) -> CachedResponse {
         let now = Date()
         return CachedResponse(

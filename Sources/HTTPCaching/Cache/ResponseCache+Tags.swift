@@ -28,8 +28,10 @@ extension ResponseCache {
     /// shared tier as well as from this instance's). The shared tier removes its copies of those
     /// keys with that message; each other instance drops its copies of them, and what its own
     /// lists name for the tag (a member list two instances rewrote at once may hold only one's
-    /// members). A message that cannot reach the shared tier is logged, not thrown: this
-    /// instance's copies are gone all the same, as with any removal while the shared tier is down.
+    /// members). The message goes out even while the shared tier backs off after failed reads; one
+    /// that cannot reach it (down, or not answering within its write timeout) is logged, not
+    /// thrown: this instance's copies are gone all the same, as with any removal while the shared
+    /// tier is down.
     ///
     /// The member lists are removed after their members: when a removal fails midway (the error
     /// is thrown and nothing is broadcast), the lists still name what is left, and calling this
