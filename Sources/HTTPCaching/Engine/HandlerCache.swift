@@ -98,10 +98,17 @@ package struct HandlerCache: Sendable {
         context: ServiceContext?,
         next: (HTTPRequest?) async throws -> Responses.Response
     ) async throws -> Responses.Response {
-        guard tracer == nil else {
-            return try await tracedRespond(to: request, with: responses, logger: logger, context: context, next: next)
+        guard let tracer else {
+            return try await respondWithoutSpan(to: request, with: responses, logger: logger, next: next)
         }
-        return try await respondWithoutSpan(to: request, with: responses, logger: logger, next: next)
+        return try await tracedRespond(
+            to: request,
+            with: responses,
+            logger: logger,
+            in: tracer,
+            context: context,
+            next: next
+        )
     }
 
     /// ``respond(to:with:logger:context:next:)`` without a span.
@@ -120,15 +127,15 @@ package struct HandlerCache: Sendable {
         }
     }
 
-    /// ``respond(to:with:logger:context:next:)`` in its span.
+    /// ``respond(to:with:logger:context:next:)`` in its span, made by `tracer`.
     package func tracedRespond<Responses: HandlerResponses>(
         to request: HTTPRequest,
         with responses: Responses,
         logger: Logger,
+        in tracer: any Tracer,
         context: ServiceContext?,
         next: (HTTPRequest?) async throws -> Responses.Response
     ) async throws -> Responses.Response {
-        guard let tracer else { preconditionFailure("tracedRespond without a tracer") }
         let context = context ?? ServiceContext.current ?? .topLevel
         return try await tracer.withSpan("layeredcache.middleware", context: context, ofKind: .internal) { span in
             let recorder = CacheStatusRecorder()
