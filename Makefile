@@ -116,15 +116,17 @@ format:
 
 # DocC through swift-docc-plugin, with the same compiler flags as `make test` so that the symbol
 # graphs come from the build that is already there: one invocation for every target (each one
-# plans the package's build again), which writes .build/docs/<Target>.doccarchive.
-# DOCS_TARGETS=X builds one, into .build/docs/X.
+# plans the package's build again), which writes .build/docs/<Target>.doccarchive. DOCS_TARGETS=X
+# builds one, to the same place (for one target the plugin would write into the output folder
+# itself, after removing it).
 DOCS_TARGETS ?= HummingbirdLayeredCache VaporLayeredCache CacheTiers HTTPCaching CachingClient AsyncHTTPClientTransport
 DOCS_OUTPUT := .build/docs
 docs: deps
 	@mkdir -p $(DOCS_OUTPUT)
 	$(SWIFT) package $(TRAITS) $(STRICT) --allow-writing-to-directory $(DOCS_OUTPUT) generate-documentation \
 		$(foreach target,$(DOCS_TARGETS),--target $(target)) --warnings-as-errors --disable-indexing \
-		--transform-for-static-hosting --output-path $(DOCS_OUTPUT)
+		--transform-for-static-hosting \
+		--output-path $(if $(word 2,$(DOCS_TARGETS)),$(DOCS_OUTPUT),$(DOCS_OUTPUT)/$(DOCS_TARGETS).doccarchive)
 
 # Each example app is its own package that builds against this one by path. It shares this
 # package's build folder, so that only the example's own modules (and what only it depends on:

@@ -65,15 +65,15 @@ package struct HandlerCache: Sendable {
     /// A request the handler answers, with what its lookup found.
     package struct Pending: Sendable {
         enum Step: Sendable {
-            /// An unsafe method: the handler answers, and a success invalidates the target.
-            case unsafe
+            /// An unsafe method: the handler answers, and a success invalidates the target (the
+            /// request as the cache keys it).
+            case unsafe(keyed: HTTPRequest)
             /// Nothing stored: the request goes to the handler as it came.
             case forward(ResponseLookup)
             /// A stored answer the plan revalidates.
             case revalidate(ResponseLookup, CachedResponse, RequestEngine.Exchange)
         }
         let request: HTTPRequest
-        let keyed: HTTPRequest
         let step: Step
     }
 
@@ -154,7 +154,7 @@ package struct HandlerCache: Sendable {
     package func start(_ request: HTTPRequest) async -> Start {
         let keyed = keyedRequest(request)
         guard request.method == .get || request.method == .head else {
-            return .handler(Pending(request: request, keyed: keyed, step: .unsafe))
+            return .handler(Pending(request: request, step: .unsafe(keyed: keyed)))
         }
         let lookup = await cache.lookup(keyed)
         switch engine.plan(RequestEngine.Read(keyed), lookup: lookup, now: cache.configuration.now()) {
@@ -170,14 +170,14 @@ package struct HandlerCache: Sendable {
             var head = HTTPResponse(status: .gatewayTimeout)
             head.headerFields[.cacheControl] = "no-store"
             head.headerFields[.contentLength] = "0"
-            if let value = statusValue(.miss(.request)) { head.headerFields[values: cacheStatusField].append(value) }
+            appendStatus(.miss(.request), to: &head)
             return .answer(head, body: nil)
         case .answerAndRefresh(_, let plan), .answerThenForward(_, let plan), .forward(let plan):
             // A refresh runs in the foreground here: the handler it calls belongs to the request.
             guard let stored = lookup.stored else {
-                return .handler(Pending(request: request, keyed: keyed, step: .forward(lookup)))
+                return .handler(Pending(request: request, step: .forward(lookup)))
             }
-            return .handler(Pending(request: request, keyed: keyed, step: .revalidate(lookup, stored, plan)))
+            return .handler(Pending(request: request, step: .revalidate(lookup, stored, plan)))
         }
     }
 
@@ -191,8 +191,8 @@ package struct HandlerCache: Sendable {
         next: (HTTPRequest?) async throws -> Responses.Response
     ) async throws -> Responses.Response {
         switch pending.step {
-        case .unsafe:
-            return try await respondUnsafe(pending.keyed, with: responses, logger: logger, next: next)
+        case .unsafe(let keyed):
+            return try await respondUnsafe(keyed, with: responses, logger: logger, next: next)
         case .forward(let lookup):
             let exchange = Exchange(cache: self, responses: responses, logger: logger, lookup: lookup)
             return try await exchange.forward(status: .miss(.uriMiss), next: next)
@@ -238,7 +238,7 @@ package struct HandlerCache: Sendable {
     ) -> (HTTPResponse, [UInt8]?) {
         var head = stored.response
         head.headerFields[.age] = String(Int(min(Double(Int32.max), max(0, age).rounded(.down))))
-        if let value = statusValue(status) { head.headerFields[values: cacheStatusField].append(value) }
+        appendStatus(status, to: &head)
         if CacheRules.isNotModified(request, head) {
             head.status = .notModified
             head.headerFields[.contentLength] = nil
@@ -278,6 +278,12 @@ package struct HandlerCache: Sendable {
         if keyed.scheme == nil { keyed.scheme = configuration.defaultScheme }
         if keyed.authority == nil { keyed.authority = configuration.defaultAuthority }
         return keyed
+    }
+
+    /// `head` with the `Cache-Status` member for `status` appended (none when the middleware adds
+    /// none).
+    private func appendStatus(_ status: CacheStatusValue, to head: inout HTTPResponse) {
+        if let value = statusValue(status) { head.headerFields[values: cacheStatusField].append(value) }
     }
 
     /// The `Cache-Status` member for `status`, or nil when the middleware adds none; recorded for
