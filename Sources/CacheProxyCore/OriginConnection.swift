@@ -33,17 +33,22 @@ final class OriginConnection: Sendable {
 
     /// Sends one request and returns its final answer; the interim ones go to `interim`.
     /// Cancelling the calling task closes the connection.
+    ///
+    /// With `streaming`, it returns once the final head came, the body still arriving in
+    /// ``OriginConnectionHandler/Received/stream``; `release` gets the connection back when the
+    /// answer ended (whether it may be kept).
     func exchange(
         _ head: HTTPRequestHead,
         body: ByteBuffer?,
         interim: InterimResponseHandler?,
-        limit: Int
+        limit: Int,
+        streaming release: (@Sendable (_ reusable: Bool) -> Void)? = nil
     ) async throws -> OriginConnectionHandler.Received {
         let handler = self.handler
         let loop = channel.eventLoop
         let answer = loop.flatSubmit {
             let promise = loop.makePromise(of: OriginConnectionHandler.Received.self)
-            handler.value.start(head, body: body, interim: interim, limit: limit, promise: promise)
+            handler.value.start(head, body: body, interim: interim, limit: limit, release: release, promise: promise)
             return promise.futureResult
         }
         return try await withTaskCancellationHandler {
@@ -72,6 +77,8 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         /// (a length, chunks, or no body by its status), no byte followed it, and neither side
         /// asked to close.
         var reusable: Bool
+        /// A streamed answer's body, still arriving (``body`` is then empty).
+        var stream: OriginBodyStream? = nil
     }
 
     /// An exchange that failed before any byte of its answer came, for `cause`: on a kept
@@ -110,6 +117,20 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         var ended = false
         /// A part came after the end: the origin sent more than the answer.
         var junk = false
+        /// For a streamed answer: where the connection goes when the answer ended, and its body
+        /// once the head came (the promise is then complete).
+        var release: (@Sendable (_ reusable: Bool) -> Void)?
+        var stream: OriginBodyStream?
+
+        /// Fails the exchange: its promise, or once the head was handed on, its body.
+        func fail(_ error: any Error) {
+            if let stream {
+                stream.finish(.failure(error))
+                release?(false)
+            } else {
+                promise.fail(error)
+            }
+        }
     }
 
     private var exchange: Exchange?
@@ -134,13 +155,20 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         body: ByteBuffer?,
         interim: InterimResponseHandler?,
         limit: Int,
+        release: (@Sendable (_ reusable: Bool) -> Void)? = nil,
         promise: EventLoopPromise<Received>
     ) {
         guard let context, context.channel.isActive, exchange == nil else {
             promise.fail(FailedBeforeAnswer(cause: Failure.closedBeforeAnswer))
             return
         }
-        exchange = Exchange(promise: promise, interim: interim, limit: limit, isHead: head.method == .HEAD)
+        exchange = Exchange(
+            promise: promise,
+            interim: interim,
+            limit: limit,
+            isHead: head.method == .HEAD,
+            release: release
+        )
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body, body.readableBytes > 0 {
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
@@ -167,6 +195,17 @@ final class OriginConnectionHandler: ChannelInboundHandler {
             exchange.answered = true
             self.exchange = exchange
             exchange.interim?(Self.response(head))
+        case .head(let head) where exchange.release != nil:
+            exchange.answered = true
+            exchange.head = head
+            let stream = OriginBodyStream(channel: context.channel)
+            exchange.stream = stream
+            self.exchange = exchange
+            exchange.promise.succeed(Received(head: head, body: [], reusable: false, stream: stream))
+        case .body(let buffer) where exchange.stream != nil:
+            if !exchange.stream!.append(buffer) {
+                try? context.channel.syncOptions?.setOption(.autoRead, value: false)
+            }
         case .head(let head):
             exchange.answered = true
             exchange.head = head
@@ -200,7 +239,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
             guard exchange.head != nil else {
                 self.exchange = nil
                 budget.give(exchange.taken)
-                exchange.promise.fail(Failure.closedInAnswer)
+                exchange.fail(Failure.closedInAnswer)
                 context.close(promise: nil)
                 return
             }
@@ -225,7 +264,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
             } else {
                 self.exchange = nil
                 budget.give(exchange.taken)
-                exchange.promise.fail(
+                exchange.fail(
                     exchange.answered ? Failure.closedInAnswer : FailedBeforeAnswer(cause: Failure.closedBeforeAnswer)
                 )
             }
@@ -246,7 +285,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         if let exchange {
             self.exchange = nil
             budget.give(exchange.taken)
-            exchange.promise.fail(exchange.answered ? error : FailedBeforeAnswer(cause: error))
+            exchange.fail(exchange.answered ? error : FailedBeforeAnswer(cause: error))
         }
         context.close(promise: nil)
     }
@@ -261,7 +300,12 @@ final class OriginConnectionHandler: ChannelInboundHandler {
             clean && !exchange.junk && Self.keepsAlive(head, isHead: exchange.isHead)
             && (exchange.isHead || Self.isFramed(head))
         if !reusable { context.close(promise: nil) }
-        exchange.promise.succeed(Received(head: head, body: exchange.body, reusable: reusable))
+        if let stream = exchange.stream {
+            stream.finish(.success(()))
+            exchange.release?(reusable)
+        } else {
+            exchange.promise.succeed(Received(head: head, body: exchange.body, reusable: reusable))
+        }
     }
 
     /// Whether `head` lets the connection stay open. For the answer to a `HEAD`, its version and

@@ -43,7 +43,7 @@ import Darwin
 ///   serves TLS origins).
 ///
 /// Call ``shutdown()`` when done with it: it closes the kept connections.
-public final class OriginTransport: HTTPTransport {
+public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
     /// How the transport connects and what it accepts.
     public struct Configuration: Sendable {
         /// The largest response body accepted; a larger one is a network error. Default 64 MiB.
@@ -101,6 +101,38 @@ public final class OriginTransport: HTTPTransport {
     /// Sends `request` and returns the final answer, whole, within `timeout` (head and body);
     /// interim answers go to ``CachingClient/InterimResponseHandler/current`` as they come.
     public func send(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration) async throws -> HTTPTransportResponse {
+        let outgoing = try exchange(for: request, body: body, timeout: timeout)
+        do {
+            return try await withExchangeDeadline(timeout, clock: configuration.clock) {
+                try await self.exchange(outgoing)
+            }
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw Self.classify(error)
+        }
+    }
+
+    /// Sends `request` and returns the final answer's head once it came, within `timeout`, its
+    /// body read as it arrives: no limit on its length, and at most
+    /// `OriginBodyStream.highWater` bytes of it (plus one read) held before the connection stops
+    /// reading until they are taken. The connection goes back to the kept ones when the body ended.
+    package func stream(
+        _ request: HTTPRequest,
+        body: [UInt8]?,
+        timeout: Duration
+    ) async throws -> StreamedTransportResponse {
+        let outgoing = try exchange(for: request, body: body, timeout: timeout)
+        do {
+            return try await withExchangeDeadline(timeout, clock: configuration.clock) {
+                try await self.streamingExchange(outgoing)
+            }
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw Self.classify(error)
+        }
+    }
+
+    private func exchange(for request: HTTPRequest, body: [UInt8]?, timeout: Duration) throws -> Exchange {
         guard request.scheme?.lowercased() == "http", let authority = request.authority,
             let (host, port) = Self.hostAndPort(authority)
         else {
@@ -110,7 +142,7 @@ public final class OriginTransport: HTTPTransport {
                     + (request.authority ?? "")
             )
         }
-        let outgoing = Exchange(
+        return Exchange(
             head: Self.head(for: request, authority: authority, bodyCount: body?.count),
             body: body.map { ByteBuffer(bytes: $0) },
             interim: InterimResponseHandler.current,
@@ -121,14 +153,6 @@ public final class OriginTransport: HTTPTransport {
             host: host,
             port: port
         )
-        do {
-            return try await withExchangeDeadline(timeout, clock: configuration.clock) {
-                try await self.exchange(outgoing)
-            }
-        } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw Self.classify(error)
-        }
     }
 
     /// Closes the kept connections; a request sent later gets a connection of its own, closed
@@ -153,6 +177,27 @@ public final class OriginTransport: HTTPTransport {
     }
 
     private func exchange(_ outgoing: Exchange) async throws -> HTTPTransportResponse {
+        let received = try await received(outgoing, streaming: false)
+        return HTTPTransportResponse(response: OriginConnectionHandler.response(received.head), body: received.body)
+    }
+
+    private func streamingExchange(_ outgoing: Exchange) async throws -> StreamedTransportResponse {
+        let received = try await received(outgoing, streaming: true)
+        guard let stream = received.stream else {
+            return StreamedTransportResponse(
+                response: OriginConnectionHandler.response(received.head),
+                body: ResponseBodySource(whole: received.body)
+            )
+        }
+        return StreamedTransportResponse(
+            response: OriginConnectionHandler.response(received.head),
+            body: ResponseBodySource(next: { try await stream.next() }, cancel: { stream.cancel() })
+        )
+    }
+
+    /// The answer to `outgoing` on a kept connection or a new one: whole, or with `streaming`
+    /// from its head on (the connection is then released when the body ended).
+    private func received(_ outgoing: Exchange, streaming: Bool) async throws -> OriginConnectionHandler.Received {
         var kept = takeIdle(outgoing.authority)
         while true {
             let connection: OriginConnection
@@ -163,11 +208,17 @@ public final class OriginTransport: HTTPTransport {
             }
             let received: OriginConnectionHandler.Received
             do {
+                var release: (@Sendable (Bool) -> Void)?
+                if streaming {
+                    let authority = outgoing.authority
+                    release = { [self] reusable in self.release(connection, keepAlive: reusable, authority: authority) }
+                }
                 received = try await connection.exchange(
                     outgoing.head,
                     body: outgoing.body,
                     interim: outgoing.interim,
-                    limit: configuration.maximumBodyBytes
+                    limit: configuration.maximumBodyBytes,
+                    streaming: release
                 )
             } catch is OriginConnectionHandler.FailedBeforeAnswer where kept != nil && outgoing.retries {
                 // The origin closed or reset it while it was kept: so, likely, the others kept with it.
@@ -179,8 +230,10 @@ public final class OriginTransport: HTTPTransport {
                 connection.close()
                 throw error
             }
-            release(connection, keepAlive: received.reusable, authority: outgoing.authority)
-            return HTTPTransportResponse(response: OriginConnectionHandler.response(received.head), body: received.body)
+            if received.stream == nil {
+                release(connection, keepAlive: received.reusable, authority: outgoing.authority)
+            }
+            return received
         }
     }
 

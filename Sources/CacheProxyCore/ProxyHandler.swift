@@ -27,12 +27,14 @@ struct ProxyHandler: Sendable {
 
     /// An answer: the head, the body, and how it counts.
     typealias Answer = (HTTPResponse, [UInt8], CacheStatus)
+    /// An answer whose body may still be arriving: then read from the reader (the bytes are empty).
+    typealias Reply = (HTTPResponse, [UInt8], CacheStatus, StreamedBody.Reader?)
 
     /// - Parameter channel: the connection; closed after an answer that says `Connection: close`
     ///   (HummingbirdCore keeps a connection open unless the request asked to close it).
     func respond(to request: Request, writer: consuming ResponseWriter, channel: any Channel) async throws {
         let start = logger.logLevel <= .debug ? ContinuousClock.now : nil
-        var (response, body, status) =
+        var (response, body, status, stream) =
             if let tracing {
                 await tracing.serve(request.head) { await answerPassingInterim(request, writer: writer) }
             } else {
@@ -52,7 +54,25 @@ struct ProxyHandler: Sendable {
                 "duration": "\(start.map { ContinuousClock.now - $0 } ?? .zero)",
             ]
         )
-        let responseBody = body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body))
+        let responseBody: ResponseBody
+        if let stream {
+            // Parts go out as they come. A body that broke off throws here, and the connection
+            // closes without the body's end: the client sees it cut, never a short body as whole.
+            responseBody = ResponseBody { writer in
+                do {
+                    while let part = try await stream.next() {
+                        try await writer.write(ByteBuffer(bytes: part))
+                    }
+                } catch {
+                    // The connection closes here, before anything else can be written on it.
+                    try? await channel.close()
+                    throw error
+                }
+                try await writer.finish(nil)
+            }
+        } else {
+            responseBody = body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body))
+        }
         let closes = response.headerFields[.connection] == "close"
         try await writer.write(response: response, body: responseBody)
         if closes { try? await channel.close() }
@@ -69,14 +89,14 @@ struct ProxyHandler: Sendable {
     private func answerPassingInterim(
         _ request: Request,
         writer: borrowing ResponseWriter
-    ) async -> (HTTPResponse, [UInt8], CacheStatus) {
+    ) async -> Reply {
         // Interim answers are advice: past 16 waiting to be written, later ones are dropped.
         let (interims, interimSink) = AsyncStream.makeStream(
             of: HTTPResponse.self,
             bufferingPolicy: .bufferingOldest(16)
         )
         let handler = InterimResponseHandler { interim in interimSink.yield(interim) }
-        return await withTaskGroup(of: (HTTPResponse, [UInt8], CacheStatus).self) { group in
+        return await withTaskGroup(of: Reply.self) { group in
             // Immediate: the answer is worked out on this thread from the start, without waiting
             // for another thread of the pool (a miss crosses threads often enough).
             group.addImmediateTask {
@@ -93,23 +113,40 @@ struct ProxyHandler: Sendable {
         }
     }
 
-    private func answer(_ request: inout Request) async -> (HTTPResponse, [UInt8], CacheStatus) {
+    private func answer(_ request: inout Request) async -> Reply {
+        switch await prepare(&request) {
+        case .answer(let (response, body, status)): (response, body, status, nil)
+        case .forward(let outgoing, let body): await forward(outgoing, body: body)
+        }
+    }
+
+    /// What a request comes to before the cache sees it.
+    private enum Prepared {
+        /// The proxy's own answer (a refusal, a purge).
+        case answer(Answer)
+        /// The request to send upstream through the cache, with its body.
+        case forward(HTTPRequest, [UInt8]?)
+    }
+
+    private func prepare(_ request: inout Request) async -> Prepared {
         if request.method == .connect {
             // A tunnel is not a cacheable exchange; say so in a framed answer, then close.
-            return Self.refusal(.notImplemented, "CONNECT (tunnelling) is not supported\n", close: true)
+            return .answer(Self.refusal(.notImplemented, "CONNECT (tunnelling) is not supported\n", close: true))
         }
         // RFC 9112 §3.2: exactly one Host. The first becomes the authority; any other stays a field.
         guard request.head.authority != nil, request.headers[values: Self.host].isEmpty else {
-            return Self.refusal(.badRequest, "a request needs exactly one Host field\n", close: true)
+            return .answer(Self.refusal(.badRequest, "a request needs exactly one Host field\n", close: true))
         }
         guard let outgoing = ProxyMapping.upstreamRequest(for: request.head, upstream: upstream) else {
-            return Self.refusal(.badRequest, "the request target must be a path or an absolute URL\n")
+            return .answer(Self.refusal(.badRequest, "the request target must be a path or an absolute URL\n"))
         }
         if request.method == Purger.method {
-            return await purger.purge(outgoing, fields: request.headers)
+            return .answer(await purger.purge(outgoing, fields: request.headers))
         }
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumRequestBodyBytes {
-            return Self.refusal(.contentTooLarge, "the request body is larger than \(maximumRequestBodyBytes) bytes\n")
+            return .answer(
+                Self.refusal(.contentTooLarge, "the request body is larger than \(maximumRequestBodyBytes) bytes\n")
+            )
         }
         let body: [UInt8]?
         if request.headers[.contentLength] == nil, request.headers[.transferEncoding] == nil {
@@ -120,29 +157,49 @@ struct ProxyHandler: Sendable {
             do {
                 received = try await request.collectBody(upTo: maximumRequestBodyBytes)
             } catch is NIOTooManyBytesError {
-                return Self.refusal(
-                    .contentTooLarge,
-                    "the request body is larger than \(maximumRequestBodyBytes) bytes\n",
-                    close: true
+                return .answer(
+                    Self.refusal(
+                        .contentTooLarge,
+                        "the request body is larger than \(maximumRequestBodyBytes) bytes\n",
+                        close: true
+                    )
                 )
             } catch {
                 // Broken framing (a malformed chunk size, say): the rest of the stream is unreadable.
-                return Self.refusal(.badRequest, "the request body is malformed: \(error)\n", close: true)
+                return .answer(Self.refusal(.badRequest, "the request body is malformed: \(error)\n", close: true))
             }
             body =
                 received.readableBytes > 0
                 ? Array(received.readableBytesView) : (Self.sendsBody(outgoing.method) ? [] : nil)
         }
+        return .forward(outgoing, body)
+    }
+
+    /// The answer to `outgoing` through the cache. A response whose body the upstream streams
+    /// comes as its head arrives, the body read as it comes (a range is cut from a whole body:
+    /// such a request is answered whole).
+    private func forward(_ outgoing: HTTPRequest, body: [UInt8]?) async -> Reply {
         // A range is cut from the whole response, from the cache or fetched whole; or, forwarded,
         // answered from stored partial content or by the origin's 206.
         let whole = forwardsRanges ? outgoing : ProxyMapping.wholeRequest(for: outgoing)
-        let result = await client.fetch(whole, body: body, policy: .useProtocolCachePolicy)
+        let streams = outgoing.headerFields[.range] == nil
+        let result =
+            streams
+            ? await client.fetchStreaming(whole, body: body)
+            : await client.fetch(whole, body: body, policy: .useProtocolCachePolicy)
         var answer = ProxyMapping.answer(for: result, to: whole, statusHeader: statusHeader)
         answer.response.headerFields = SurrogateKeys.stripped(answer.response.headerFields, names: strippedFields)
         if answer.status == .error, let error = result.error {
             logger.debug("no answer from the upstream", metadata: ["error": "\(error)"])
         }
-        return ProxyMapping.ranged(answer, for: outgoing)
+        if let stream = result.bodyStream {
+            // No body goes with a HEAD's answer or a status without one: the reader is let go.
+            let code = answer.response.status.code
+            let hasBody = outgoing.method != .head && code >= 200 && code != 204 && code != 304
+            return (answer.response, answer.body, answer.status, hasBody ? stream : nil)
+        }
+        let (response, bytes, status) = ProxyMapping.ranged(answer, for: outgoing)
+        return (response, bytes, status, nil)
     }
 
     /// An answer the proxy gives itself, counted as `cacheStatus` (a refusal is an error; an

@@ -110,7 +110,8 @@ enum ProxyMapping {
             length = mayHaveBody ? (body.isEmpty ? response.headerFields[.contentLength] : String(body.count)) : nil
             body = []
         } else if mayHaveBody {
-            length = String(body.count)
+            // A body still arriving keeps the length the origin declared, or goes chunked.
+            length = result.bodyStream != nil ? response.headerFields[.contentLength] : String(body.count)
         } else {
             length = nil
             body = []

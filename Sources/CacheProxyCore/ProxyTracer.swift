@@ -24,8 +24,8 @@ struct ProxyTracer: Sendable {
     /// Runs `answer` in the request's server span.
     func serve(
         _ request: HTTPRequest,
-        _ answer: () async -> ProxyHandler.Answer
-    ) async -> ProxyHandler.Answer {
+        _ answer: () async -> ProxyHandler.Reply
+    ) async -> ProxyHandler.Reply {
         await tracer.withSpan(request.method.rawValue, context: context(of: request), ofKind: .server) { span in
             let answered = await answer()
             Self.describe(request, answered.0.status.code, answered.2, in: span)

@@ -91,6 +91,12 @@ public final class RawOrigin: Sendable {
         for child in children { try await child.writeAndFlush(ByteBuffer(bytes: bytes)) }
     }
 
+    /// Closes every open connection (an origin that dies mid-answer) and keeps listening.
+    public func closeConnections() async {
+        let children = state.withLock { Array($0.children.values) }
+        for child in children { try? await child.close() }
+    }
+
     /// Returns once at least `count` connections have been closed (by either side).
     public func waitForClosedConnections(_ count: Int) async {
         await closed.wait(for: count)

@@ -30,6 +30,16 @@ extension CachingHTTPClient {
         for _ in 0..<3 {
             guard !uncacheableKeys.withLock({ $0.isMarked(step.backoffKey, at: now.timeIntervalSinceReferenceDate) })
             else { return nil }
+            if let arriving = bodiesInFlight.withLock({ $0[key] }) {
+                // The answer for the URL is arriving and will be stored: taken through the cache
+                // once it is, as a waiter on its flight takes it.
+                guard await arriving.settled() != nil else { continue }
+                switch await afterStore(step) {
+                case .answer(let answer): return answer
+                case .alone: return nil
+                case .again: continue
+                }
+            }
             let (shared, joined) = await flights.valueJoining(for: key) {
                 var outcome = await self.exchange(step)
                 outcome.flightKey = own
@@ -37,12 +47,14 @@ extension CachingHTTPClient {
             }
             guard let outcome = shared else { return Self.cancelled }
             // The request that was sent, or one identical to it, takes the answer as it is.
-            guard joined, outcome.flightKey != own else { return result(of: outcome, for: step) }
+            guard joined, outcome.flightKey != own else { return await reading(outcome, for: step) }
             guard let response = outcome.response else {
                 // The origin could not be reached: that is every waiter's failure.
                 return result(of: outcome, for: step)
             }
-            guard outcome.stored != nil else {
+            // A body still arriving is this request's only once stored, like any other answer.
+            let stored = if let body = outcome.streamed { await body.settled() } else { outcome.stored }
+            guard stored != nil else {
                 // Another request's answer that the cache did not take: never this request's.
                 if outcome.error == nil {
                     uncacheableKeys.withLock { $0.mark(step.backoffKey, at: now.timeIntervalSinceReferenceDate) }
@@ -55,20 +67,38 @@ extension CachingHTTPClient {
                 )
                 return result(of: NetworkOutcome(response: nil, body: nil, source: .none, error: failure), for: step)
             }
-            // Stored: this request takes it if the cache now answers it, by its own fields.
-            let at = now
-            let lookup = await cache.lookup(step.original)
-            if let answer = freshAnswer(step.original, .useProtocolCachePolicy, step.freshness, lookup, now: at) {
-                return answer
+            switch await afterStore(step) {
+            case .answer(let answer): return answer
+            case .alone: return nil
+            case .again: continue
             }
-            if lookup.stored != nil {
-                // Its variant is stored but must be validated before reuse (max-age=0, no-cache):
-                // coalescing by key cannot help, as with an answer that is not stored.
-                uncacheableKeys.withLock { $0.mark(step.backoffKey, at: at.timeIntervalSinceReferenceDate) }
-                return nil
-            }
-            // Another variant was stored: ask again, with the other requests of this one's.
         }
         return nil
+    }
+
+    private enum AfterStore {
+        /// The cache answers this request.
+        case answer(FetchResult)
+        /// Its variant is stored but must be validated first: it goes on a flight of its own.
+        case alone
+        /// Another variant was stored: it asks again, with the other requests of its variant.
+        case again
+    }
+
+    /// What a request that waited on another's stored answer does next: it takes it if the cache
+    /// now answers it, by its own fields.
+    private func afterStore(_ step: NetworkStep) async -> AfterStore {
+        let at = now
+        let lookup = await cache.lookup(step.original)
+        if let answer = freshAnswer(step.original, .useProtocolCachePolicy, step.freshness, lookup, now: at) {
+            return .answer(answer)
+        }
+        if lookup.stored != nil {
+            // Its variant is stored but must be validated before reuse (max-age=0, no-cache):
+            // coalescing by key cannot help, as with an answer that is not stored.
+            uncacheableKeys.withLock { $0.mark(step.backoffKey, at: at.timeIntervalSinceReferenceDate) }
+            return .alone
+        }
+        return .again
     }
 }

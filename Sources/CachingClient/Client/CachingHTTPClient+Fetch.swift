@@ -71,6 +71,26 @@ extension CachingHTTPClient {
         return await fetch(request, body, policy, freshness ?? configuration.freshness, willCache, rest)
     }
 
+    /// Fetches `request` as ``fetch(_:body:policy:freshness:willCache:delegate:)`` does under the
+    /// configuration's policy, but an answer from the network comes as soon as its head arrived,
+    /// its body in ``FetchResult/bodyStream`` (``FetchResult/body`` empty) when the transport
+    /// streams (``StreamingHTTPTransport``); every other answer is whole.
+    ///
+    /// The body is read from the connection by a task of its own and stored when it ended whole,
+    /// where the rules allow and it is no longer than a tier admits
+    /// (``StreamedBody``): a reader that goes away stops nothing for the others.
+    package func fetchStreaming(_ request: HTTPRequest, body: [UInt8]?) async -> FetchResult {
+        guard let tracing else { return await streamingFetch(request, body) }
+        return await tracing.fetch(request) { await streamingFetch(request, body) }
+    }
+
+    private func streamingFetch(_ request: HTTPRequest, _ body: [UInt8]?) async -> FetchResult {
+        let policy = configuration.policy
+        var rest = Rest.unread
+        if let answer = freshHit(request, policy, nil, rest: &rest) { return answer }
+        return await fetch(request, body, policy, configuration.freshness, nil, rest, streams: true)
+    }
+
     /// The rest of ``fetch(_:body:policy:freshness:willCache:delegate:)`` after the memory tier
     /// did not answer it fresh.
     private func fetch(
@@ -79,7 +99,8 @@ extension CachingHTTPClient {
         _ policy: CachePolicy,
         _ freshness: FreshnessClass,
         _ willCache: WillCache?,
-        _ rest: Rest
+        _ rest: Rest,
+        streams: Bool = false
     ) async -> FetchResult {
         let lookup: ResponseLookup
         let at: Date
@@ -92,7 +113,8 @@ extension CachingHTTPClient {
             (lookup, at) = (await traced("layeredcache.lookup") { await cache.finishLookup(pending) }, now)
             if let answer = freshAnswer(request, policy, freshness, lookup, now: at) { return answer }
         }
-        let call = Call(request, body, policy, freshness, willCache)
+        var call = Call(request, body, policy, freshness, willCache)
+        call.streams = streams
         switch planWithoutFreshAnswer(call, lookup, now: at) {
         case .answer(let result):
             return result
@@ -155,7 +177,10 @@ extension CachingHTTPClient {
         let key = step.backoffKey
         let at = now
         guard backoffTable.withLock({ $0.backingOff(key, now: at) }) == nil else { return }
-        flights.start(step.flightKey) { await self.exchange(step) }
+        // Nobody reads a refresh's answer: it comes whole.
+        var step = step
+        step.streams = false
+        flights.start(step.flightKey) { [step] in await self.exchange(step) }
     }
 
     /// The cache's lookup for `call`: read once for a safe method under a policy that reads the
@@ -202,7 +227,8 @@ extension CachingHTTPClient {
                 ownFlight: call.hasOwnPipeline ? UInt64.random(in: 1...UInt64.max) : nil,
                 isGated: exchange.isGated,
                 coalescesByKey: configuration.coalescing == .byCacheKey && !call.hasOwnPipeline
-                    && call.policy == .useProtocolCachePolicy && exchange.timeout == nil
+                    && call.policy == .useProtocolCachePolicy && exchange.timeout == nil,
+                streams: call.streams
             )
         }
         func answer(_ offer: RequestEngine.Offer) -> FetchResult {

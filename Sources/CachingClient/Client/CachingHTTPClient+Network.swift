@@ -35,6 +35,8 @@ struct NetworkStep: Sendable {
     var isGated = false
     /// Whether the step joins requests in flight by cache key (``Coalescing/byCacheKey``).
     var coalescesByKey = false
+    /// Whether the caller reads a network answer's body as it arrives.
+    var streams = false
 
     /// The caller's request.
     var original: HTTPRequest { lookup.request }
@@ -82,13 +84,15 @@ struct NetworkOutcome: Sendable {
     /// The flight key of the request that was sent (``NetworkStep/flightKey``), on a flight by
     /// cache key.
     var flightKey: String? = nil
+    /// The body still arriving, for a streamed answer (``body`` is then nil).
+    var streamed: StreamedBody? = nil
 }
 
 extension CachingHTTPClient {
     /// Sends `step` (joining identical work in flight for `GET` / `HEAD`) and turns the outcome
     /// into the caller's answer.
     func network(_ step: NetworkStep) async -> FetchResult {
-        guard step.isSafe else { return result(of: await exchange(step), for: step) }
+        guard step.isSafe else { return await reading(await exchange(step), for: step) }
         if step.coalescesByKey, let answer = await coalescedByKey(step) { return answer }
         let key = step.flightKey
         let outcome: NetworkOutcome?
@@ -113,7 +117,25 @@ extension CachingHTTPClient {
         if step.coalescesByKey, outcome.stored != nil {
             uncacheableKeys.withLock { $0.unmark(step.backoffKey) }
         }
-        return result(of: outcome, for: step)
+        return await reading(outcome, for: step)
+    }
+
+    /// ``result(of:for:)``, and for a network answer whose body is still arriving, a reader of it
+    /// from its start. One that can no longer be read from its start (a body passed on, whose
+    /// readers moved on) is not this request's: it asks again on its own.
+    func reading(_ outcome: NetworkOutcome, for step: NetworkStep) async -> FetchResult {
+        var answer = result(of: outcome, for: step)
+        guard let body = outcome.streamed, answer.source == .network else { return answer }
+        if let reader = body.reader() {
+            answer.bodyStream = reader
+            return answer
+        }
+        let own = await exchange(step)
+        answer = result(of: own, for: step)
+        if answer.source == .network, let body = own.streamed {
+            answer.bodyStream = body.reader()
+        }
+        return answer
     }
 
     /// One exchange with the origin, and what it changes in the cache: a 304 freshens the stored
@@ -133,9 +155,11 @@ extension CachingHTTPClient {
         }
         do {
             var requestTime = start
-            var answer = try await send(step.request, body: step.body)
+            var (answer, stream) = try await send(step.request, body: step.body, streams: step.streams)
             var responseTime = now
             if engine.outcome(of: answer.response, sent: step.request, original: step.original) == .freshen {
+                // A 304 has no body: read to its end, so that its connection may be kept.
+                if let stream { _ = try await collect(stream) }
                 var cacheError: CachingClientError?
                 let after: ResponseLookup?
                 do {
@@ -180,8 +204,17 @@ extension CachingHTTPClient {
                 }
                 // The 304 selects nothing stored (RFC 9111 §4.3.3): ask again without conditions.
                 requestTime = now
-                answer = try await send(step.original, body: step.body)
+                (answer, stream) = try await send(step.original, body: step.body, streams: step.streams)
                 responseTime = now
+            }
+            if let stream {
+                return await take(
+                    answer.response,
+                    streaming: stream,
+                    for: step,
+                    requestTime: requestTime,
+                    at: responseTime
+                )
             }
             return await take(answer, for: step, requestTime: requestTime, responseTime: responseTime)
         } catch {
@@ -282,7 +315,7 @@ extension CachingHTTPClient {
 
     /// Whether a response of `status` may be stored for `step`: not an error response (4xx) over
     /// a stored good (2xx) answer, unless ``Configuration/errorResponses`` follows the protocol.
-    private func mayStore(_ status: Int, for step: NetworkStep) async -> Bool {
+    func mayStore(_ status: Int, for step: NetworkStep) async -> Bool {
         guard status >= 400, !configuration.errorResponses.replacesGoodAnswers else { return true }
         // A lookup made without reading (network-only) learns what is stored only now.
         let stored = step.lookup.isRead ? step.stored : await cache.lookup(step.original).stored
@@ -294,18 +327,48 @@ extension CachingHTTPClient {
         return false
     }
 
-    private func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> HTTPTransportResponse {
+    /// Sends `request`: the answer whole, or with `streams` through a transport that streams,
+    /// its head with the body still to read.
+    private func send(
+        _ request: HTTPRequest,
+        body: [UInt8]?,
+        streams: Bool
+    ) async throws -> (HTTPTransportResponse, ResponseBodySource?) {
         exchanges.add(1, ordering: .relaxed)
         configuration.logger.debug(
             "network request",
             metadata: ["method": "\(request.method)", "path": "\(request.path ?? "")"]
         )
+        let timeout = configuration.requestTimeout
+        if streams, let streaming = transport as? any StreamingHTTPTransport {
+            let streamed: StreamedTransportResponse
+            if let tracing {
+                streamed = try await tracing.exchange(request, head: \.response) { outgoing in
+                    try await streaming.stream(outgoing, body: body, timeout: timeout)
+                }
+            } else {
+                streamed = try await streaming.stream(request, body: body, timeout: timeout)
+            }
+            return (HTTPTransportResponse(response: streamed.response), streamed.body)
+        }
         guard let tracing else {
-            return try await transport.send(request, body: body, timeout: configuration.requestTimeout)
+            return (try await transport.send(request, body: body, timeout: timeout), nil)
         }
-        return try await tracing.exchange(request) { outgoing in
-            try await transport.send(outgoing, body: body, timeout: configuration.requestTimeout)
+        return (
+            try await tracing.exchange(request, head: \.response) { outgoing in
+                try await transport.send(outgoing, body: body, timeout: timeout)
+            }, nil
+        )
+    }
+
+    /// The whole of `body`, each part within the request timeout.
+    func collect(_ body: ResponseBodySource) async throws -> [UInt8] {
+        var whole: [UInt8] = []
+        let (timeout, clock) = (configuration.requestTimeout, configuration.clock)
+        while let part = try await withExchangeDeadline(timeout, clock: clock, { try await body.next() }) {
+            whole += part
         }
+        return whole
     }
 
     /// Runs `body` in an internal span named `name` when the client is traced.
@@ -322,7 +385,7 @@ extension CachingHTTPClient {
         _ = backoffTable.withLock { $0.recordFailure(key, error: error, now: at, policy: policy, random: random) }
     }
 
-    private func recordSuccess(_ key: String) {
+    func recordSuccess(_ key: String) {
         backoffTable.withLock { $0.recordSuccess(key) }
     }
 

@@ -118,6 +118,10 @@ public final class CachingHTTPClient: Sendable, Service {
     let flights = SingleFlight<String, NetworkOutcome>()
     /// The keys whose requests do not coalesce by key for now (``Coalescing/byCacheKey``).
     let uncacheableKeys = Mutex(UncacheableKeys())
+    /// Bodies still arriving that will be stored, by the coalescing key of their flight
+    /// (``Coalescing/byCacheKey``): a request that comes after the head did waits for the store
+    /// rather than asking again.
+    let bodiesInFlight = Mutex<[String: StreamedBody]>([:])
     private let wallClock: @Sendable () -> Date
     let backoffTable = Mutex(BackoffTable())
     let exchanges = Atomic<Int>(0)

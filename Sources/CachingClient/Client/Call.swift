@@ -21,6 +21,9 @@ struct Call: Sendable {
     /// Whether the call brought a hook or a delegate of its own: its answer is then fetched and
     /// stored on its own behalf, never through another call's flight (see ``NetworkStep/flightKey``).
     var hasOwnPipeline: Bool
+    /// Whether the caller reads a network answer's body as it arrives
+    /// (``CachingHTTPClient/fetchStreaming(_:body:)``).
+    var streams = false
 
     init(
         _ request: HTTPRequest,

@@ -59,17 +59,18 @@ package struct FetchTracer: Sendable {
     }
 
     /// Sends `request` through `send` in a client span, with the context injected into its fields.
-    func exchange(
+    func exchange<Answer: Sendable>(
         _ request: HTTPRequest,
-        _ send: (HTTPRequest) async throws -> HTTPTransportResponse
-    ) async throws -> HTTPTransportResponse {
+        head: (Answer) -> HTTPResponse,
+        _ send: (HTTPRequest) async throws -> Answer
+    ) async throws -> Answer {
         try await tracer.withSpan(request.method.rawValue, ofKind: .client) { span in
             Self.describe(request, in: span)
             var outgoing = request
             tracer.inject(span.context, into: &outgoing.headerFields, using: HTTPFieldsInjector())
             do {
                 let answer = try await send(outgoing)
-                let status = answer.response.status.code
+                let status = head(answer).status.code
                 span.attributes["http.response.status_code"] = status
                 if status >= 400 {
                     span.attributes["error.type"] = String(status)

@@ -132,6 +132,15 @@ public struct FetchResult: Sendable {
         var isComplete: Bool
         var error: CachingClientError?
         var cacheError: CachingClientError?
+        /// The body still arriving, for a streamed answer (``body`` is then empty).
+        var bodyStream: StreamedBody.Reader? = nil
+    }
+
+    /// For an answer streamed from the network (``CachingHTTPClient/fetchStreaming(_:body:)``),
+    /// its body as it arrives; ``body`` is then empty. Nil for every other answer.
+    package var bodyStream: StreamedBody.Reader? {
+        get { read({ _ in nil }, { $0.bodyStream }) }
+        set { parts.bodyStream = newValue }
     }
 
     /// Whether the content is parts (not a stored response read in place).

@@ -248,3 +248,14 @@ public struct ResponseCache: Sendable, Service {
         }
     }
 }
+
+extension ResponseCache {
+    /// The largest body a tier of this cache can admit (its admission rule: a share of its
+    /// budget, 5% by default): the memory tier's limit or, with a disk tier, the larger of the
+    /// two. A streamed body longer than this is passed on without being kept for storing.
+    package var largestStorableBody: Int {
+        let memory = MemoryTier.admissionLimit(for: tiers.memory.configuration)
+        guard let disk = tiers.disk else { return memory }
+        return max(memory, disk.configuration.admissionLimit)
+    }
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package import HTTPTypes
+import Synchronization
+
+/// A transport that can hand over an answer's head as soon as it arrives and its body as it
+/// comes, for callers that pass bodies on as they arrive (cache-proxy's own transport does).
+///
+/// The client streams only for a caller that asked for it
+/// (``CachingHTTPClient/fetchStreaming(_:body:)``); every other call uses
+/// ``HTTPTransport/send(_:body:timeout:)``.
+package protocol StreamingHTTPTransport: HTTPTransport {
+    /// Sends `request` and returns its final answer's head once it arrived, within `timeout`, with
+    /// its body still to be read. Interim answers go to ``InterimResponseHandler/current`` as
+    /// with `send`.
+    func stream(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration) async throws -> StreamedTransportResponse
+}
+
+/// An answer whose body is still arriving.
+package struct StreamedTransportResponse: Sendable {
+    /// The status and header fields.
+    package var response: HTTPResponse
+    /// The body, read in parts.
+    package var body: ResponseBodySource
+
+    package init(response: HTTPResponse, body: ResponseBodySource) {
+        self.response = response
+        self.body = body
+    }
+}
+
+/// A body read in parts from one connection, by one reader.
+package struct ResponseBodySource: Sendable {
+    private let nextPart: @Sendable () async throws -> [UInt8]?
+    private let abandon: @Sendable () -> Void
+
+    /// - Parameters:
+    ///   - next: the next part (never empty), or nil after the last; it throws when the body
+    ///     broke off before its end (the connection closed or failed), which is never a short
+    ///     body presented as whole.
+    ///   - cancel: gives the body up: its connection is closed, nothing more is read.
+    package init(next: @escaping @Sendable () async throws -> [UInt8]?, cancel: @escaping @Sendable () -> Void) {
+        self.nextPart = next
+        self.abandon = cancel
+    }
+
+    /// A body that is all there already.
+    package init(whole: [UInt8]) {
+        let taken = Latch(whole)
+        self.init(next: { taken.take() }, cancel: {})
+    }
+
+    /// The next part, or nil after the last.
+    package func next() async throws -> [UInt8]? { try await nextPart() }
+
+    /// Gives the body up.
+    package func cancel() { abandon() }
+}
+
+/// A value taken once.
+private final class Latch: Sendable {
+    private let value: Mutex<[UInt8]?>
+    init(_ value: [UInt8]) { self.value = Mutex(value.isEmpty ? nil : value) }
+    func take() -> [UInt8]? {
+        value.withLock { value in
+            defer { value = nil }
+            return value
+        }
+    }
+}

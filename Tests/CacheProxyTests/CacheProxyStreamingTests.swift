@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if Proxy
+import AsyncHTTPClient
+import CacheTiers
+import CachingClient
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import Synchronization
+import Testing
+import TestOriginSupport
+
+@testable import CacheProxyCore
+
+/// A miss's body goes to the client as it arrives, over real sockets: a real origin that sends a
+/// body in parts (and stalls, or dies, between them), the proxy, and a real client that reads
+/// the parts as they come.
+@Suite struct CacheProxyStreamingTests {
+    static let head = "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: 10\r\n\r\n"
+
+    /// A proxy in front of `origin` with its own transport (`OriginTransport`), as cache-proxy runs.
+    static func proxy(
+        _ origin: RawOrigin,
+        memoryBytes: Int = 64 << 20
+    ) async throws -> (RunningProxy, OriginTransport) {
+        let transport = OriginTransport()
+        var cache = ResponseCache.Configuration(mode: .shared)
+        cache.memory.capacityBytes = memoryBytes
+        let configuration = CacheProxy.Configuration(
+            upstream: try Upstream(origin.baseURL),
+            listen: .loopback(port: 0),
+            cache: cache,
+            cacheStatusHeader: HTTPField.Name("X-Cache")
+        )
+        return (try await RunningProxy.start(configuration, transport: transport), transport)
+    }
+
+    static func get(_ port: Int, _ path: String) async throws -> HTTPClientResponse {
+        let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        return try await ProxyFixture.user.execute(request, timeout: .seconds(30))
+    }
+
+    @Test func theFirstPartReachesTheClientBeforeTheOriginSendsTheRest() async throws {
+        let origin = try await RawOrigin.start { _, _ in Array((Self.head + "01234").utf8) }
+        let (running, transport) = try await Self.proxy(origin)
+        let response = try await Self.get(running.port, "/a")
+        #expect(response.status == .ok)
+        #expect(response.headers.first(name: "Content-Length") == "10")
+        var parts = response.body.makeAsyncIterator()
+        // The origin has sent half and waits: the half is here all the same.
+        var received = try #require(try await parts.next())
+        #expect(String(buffer: received) == "01234")
+        try await origin.send(Array("56789".utf8))
+        while let part = try await parts.next() { received.writeImmutableBuffer(part) }
+        #expect(String(buffer: received) == "0123456789")
+        // Stored once whole: the next request is a hit, and the origin saw one request.
+        let again = try await Self.get(running.port, "/a")
+        #expect(again.headers.first(name: "X-Cache") == "HIT")
+        #expect(String(buffer: try await again.body.collect(upTo: 1 << 10)) == "0123456789")
+        #expect(origin.requests.count == 1)
+        try await running.stop()
+        await transport.shutdown()
+        await origin.stop()
+    }
+
+    @Test func anOriginThatDiesMidBodyCutsTheClientAndStoresNothing() async throws {
+        // Half a body the first time, the whole one after.
+        let answered = Mutex(0)
+        let origin = try await RawOrigin.start { _, _ in
+            let first = answered.withLock { count in
+                defer { count += 1 }
+                return count == 0
+            }
+            return Array((Self.head + (first ? "01234" : "0123456789")).utf8)
+        }
+        let (running, transport) = try await Self.proxy(origin)
+        let response = try await Self.get(running.port, "/a")
+        var parts = response.body.makeAsyncIterator()
+        let first = try #require(try await parts.next())
+        #expect(String(buffer: first) == "01234")
+        await origin.closeConnections()
+        // The client sees its connection end before the declared length: an error, never a
+        // short body as whole.
+        await #expect(throws: (any Error).self) {
+            while try await parts.next() != nil {}
+        }
+        // Nothing was stored: the next request goes to the origin again.
+        let again = try await Self.get(running.port, "/a")
+        #expect(again.headers.first(name: "X-Cache") == "MISS")
+        #expect(String(buffer: try await again.body.collect(upTo: 1 << 10)) == "0123456789")
+        #expect(origin.requests.count == 2)
+        try await running.stop()
+        await transport.shutdown()
+        await origin.stop()
+    }
+
+    @Test func aClientThatLeavesMidBodyDoesNotStopTheStore() async throws {
+        let origin = try await RawOrigin.start { _, _ in Array((Self.head + "01234").utf8) }
+        let (running, transport) = try await Self.proxy(origin)
+        do {
+            let response = try await Self.get(running.port, "/a")
+            var parts = response.body.makeAsyncIterator()
+            _ = try #require(try await parts.next())
+            // The client goes away after the first part.
+        }
+        try await origin.send(Array("56789".utf8))
+        // The body was read to its end and stored for the others (a request that comes before
+        // the store waits for it rather than asking the origin).
+        let answer = try await Self.get(running.port, "/a")
+        #expect(answer.headers.first(name: "X-Cache") == "HIT")
+        #expect(String(buffer: try await answer.body.collect(upTo: 1 << 10)) == "0123456789")
+        #expect(origin.requests.count == 1)
+        try await running.stop()
+        await transport.shutdown()
+        await origin.stop()
+    }
+
+    @Test func aBodyLongerThanATierAdmitsPassesThroughWhole() async throws {
+        // 1 MiB of memory admits 52 KB: a 3 MB body is passed on, not kept.
+        let body = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+        let origin = try await RawOrigin.start { _, _ in
+            Array("HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+        }
+        let (running, transport) = try await Self.proxy(origin, memoryBytes: 1 << 20)
+        for round in 1...2 {
+            let response = try await Self.get(running.port, "/big")
+            #expect(response.status == .ok)
+            let received = try await response.body.collect(upTo: 4 << 20)
+            #expect(Array(received.readableBytesView) == body)
+            #expect(response.headers.first(name: "X-Cache") == "MISS")
+            #expect(origin.requests.count == round)
+        }
+        try await running.stop()
+        await transport.shutdown()
+        await origin.stop()
+    }
+}
+#endif
