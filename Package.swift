@@ -193,6 +193,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -21,6 +21,9 @@
 #              Accept-Encoding value ("gzip, br", "br, gzip", "GZIP,BR")
 #   zipf-mix   Zipf (s = 0.8) over 100,000 URLs of 1 KB; each cache is sized to hold about 10%
 #              of them, so about 40% of the requests miss
+#   100m-miss  a 100 MB file, each request a new URL (a miss) fetched by curl: time to its first
+#              byte through each proxy against the origin's own, and cache-proxy's resident
+#              memory while it passes (caches of 64 MiB, so no proxy stores it)
 #
 # CACHE_PROXY_ARGS adds options to cache-proxy's command line; CACHE_PROXY_BIN runs that binary
 # instead of building one (to compare two builds, run the script once with each).
@@ -123,6 +126,11 @@ def item(i):
 for name, size in (("1k.json", 1024), ("64k.json", 65536)):
     with open(f"{root}/{name}", "w") as f:
         f.write(blob(size))
+with open(f"{root}/100m.bin", "wb") as f:
+    chunk = bytes(range(256)) * 4096
+    for _ in range(100 * 1000 * 1000 // len(chunk)):
+        f.write(chunk)
+    f.write(chunk[: 100 * 1000 * 1000 % len(chunk)])
 EOF
 cat >"$WORK/origin/nginx.conf" <<EOF
 user root;
@@ -141,6 +149,7 @@ http {
         location = /64k { try_files /64k.json =404; add_header Cache-Control "max-age=3600"; }
         location = /vary { try_files /1k.json =404; add_header Cache-Control "max-age=3600"; add_header Vary "Accept-Encoding"; }
         location /z/ { try_files /1k.json =404; add_header Cache-Control "max-age=3600"; }
+        location /m/ { try_files /100m.bin =404; add_header Cache-Control "max-age=3600"; }
     }
 }
 EOF
@@ -302,13 +311,13 @@ echo "==> proxies on CPU $PROXY_CPU, wrk -t1 -c50 on CPU $LOAD_CPU, $ROUNDS roun
 HIT_BYTES=$((256 << 20))
 if [ -z "$SELECTED" ]; then
     SELECTED=1k-hit
-    [ "$QUICK" -eq 1 ] || SELECTED=1k-hit,64k-hit,1k-vary,zipf-mix
+    [ "$QUICK" -eq 1 ] || SELECTED=1k-hit,64k-hit,1k-vary,zipf-mix,100m-miss
 fi
 selected() { [[ ",$SELECTED," == *",$1,"* ]]; }
 for w in $(echo "$SELECTED" | tr ',' ' '); do
     case "$w" in
-        1k-hit | 64k-hit | 1k-vary | zipf-mix) ;;
-        *) echo "error: unknown workload $w (1k-hit, 64k-hit, 1k-vary, zipf-mix)" >&2; exit 2 ;;
+        1k-hit | 64k-hit | 1k-vary | zipf-mix | 100m-miss) ;;
+        *) echo "error: unknown workload $w (1k-hit, 64k-hit, 1k-vary, zipf-mix, 100m-miss)" >&2; exit 2 ;;
     esac
 done
 WORKLOADS=()
@@ -353,6 +362,45 @@ for w in $(awk '{ print $1 }' "$RESULTS" | uniq); do
     done
     unset rps
 done
+
+if selected 100m-miss; then
+    MISS_BYTES=$((64 << 20))
+    echo
+    echo "==> 100m-miss: a 100 MB miss, $ROUNDS round(s), caches of $MISS_BYTES bytes (curl on CPU $LOAD_CPU)"
+    start_proxies "$MISS_BYTES"
+    rss() { awk '{ printf "%.1f", $2 * 4096 / 1048576 }' /proc/"$PROXY_PID"/statm; }
+    IDLE_RSS=$(rss)
+    : >"$WORK/miss"
+    for round in $(seq "$ROUNDS"); do
+        for p in origin "${PROXIES[@]}"; do
+            port=$ORIGIN_PORT
+            [ "$p" = origin ] || port=$(port_of "$p")
+            peak_file="$WORK/peak"
+            echo 0 >"$peak_file"
+            if [ "$p" = cache-proxy ]; then
+                ( peak=0; while :; do r=$(awk '{ print $2 }' /proc/"$PROXY_PID"/statm); [ "$r" -gt "$peak" ] && { peak=$r; echo "$peak" >"$peak_file"; }; sleep 0.01; done ) &
+                SAMPLER=$!
+            fi
+            # First byte and whole transfer, in seconds, of a URL no cache has seen.
+            t=$(taskset -c "$LOAD_CPU" curl -s -o /dev/null -w '%{time_starttransfer} %{time_total} %{size_download}' \
+                "http://127.0.0.1:$port/m/$p-$round-$RANDOM")
+            if [ "$p" = cache-proxy ]; then kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null || true; fi
+            echo "$p $t $(cat "$peak_file")" >>"$WORK/miss"
+        done
+    done
+    stop_proxies
+    ORIGIN_TTFB=$(awk '$1 == "origin" { print $2 * 1000 }' "$WORK/miss" | median)
+    printf '\n| proxy | TTFB ms | TTFB - origin ms | whole s | bytes | peak RSS MiB |\n| --- | ---: | ---: | ---: | ---: | ---: |\n'
+    for p in origin "${PROXIES[@]}"; do
+        ttfb=$(awk -v p="$p" '$1 == p { print $2 * 1000 }' "$WORK/miss" | median)
+        whole=$(awk -v p="$p" '$1 == p { print $3 }' "$WORK/miss" | median)
+        bytes=$(awk -v p="$p" '$1 == p { print $4 }' "$WORK/miss" | median)
+        peak=$(awk -v p="$p" '$1 == p && $5 > 0 { print $5 * 4096 / 1048576 }' "$WORK/miss" | median)
+        awk -v p="$p" -v t="$ttfb" -v o="$ORIGIN_TTFB" -v w="$whole" -v b="$bytes" -v r="${peak:-}" \
+            'BEGIN { printf "| %s | %.3f | %+.3f | %.3f | %d | %s |\n", p, t, t - o, w, b, (r == "" ? "-" : sprintf("%.1f", r)) }'
+    done
+    echo "cache-proxy idle RSS: $IDLE_RSS MiB; budget: $((MISS_BYTES >> 20)) MiB; bound (2 x idle + budget): $(awk -v i="$IDLE_RSS" -v b="$((MISS_BYTES >> 20))" 'BEGIN { printf "%.1f", 2 * i + b }') MiB"
+fi
 
 if selected zipf-mix; then
     echo

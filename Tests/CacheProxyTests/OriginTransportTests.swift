@@ -174,6 +174,43 @@ import Testing
         await origin.stop()
     }
 
+    @Test func aStreamedBodyIsReadNoFurtherAheadThanItsTaker() async throws {
+        let origin = try await TestOrigin.start()
+        let transport = OriginTransport()
+        let body = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 >> 3) }
+        origin.setDefault(.respond(status: 200, body: body), for: "/big")
+        let answer = try await transport.stream(Self.request(origin, "/big"), body: nil, timeout: .seconds(30))
+        #expect(answer.response.status == .ok)
+        var received: [UInt8] = []
+        var largest = 0
+        while let part = try await answer.body.next() {
+            // Whatever the taker is slow to take, at most the high-water mark and what the event
+            // loop reads in the turn it stops (four reads of 64 KiB at most) wait.
+            largest = max(largest, part.count)
+            received += part
+            for _ in 0..<20 { await Task.yield() }
+        }
+        #expect(received == body)
+        #expect(largest <= OriginBodyStream.highWater + 4 * (64 << 10))
+        // The connection was kept for the next exchange once the body ended.
+        let again = try await transport.send(Self.request(origin, "/big"), body: nil, timeout: .seconds(30))
+        #expect(again.body.count == body.count)
+        await transport.shutdown()
+        await origin.stop()
+    }
+
+    @Test func aStreamedBodyCutByTheOriginFailsAfterWhatCame() async throws {
+        let origin = try await TestOrigin.start()
+        let transport = OriginTransport()
+        origin.setDefault(.stallBody(firstBytes: Array("half".utf8), declaredLength: 100), for: "/cut")
+        let answer = try await transport.stream(Self.request(origin, "/cut"), body: nil, timeout: .seconds(30))
+        #expect(try await answer.body.next() == Array("half".utf8))
+        await origin.dropConnections()
+        await #expect(throws: (any Error).self) { try await answer.body.next() }
+        await transport.shutdown()
+        await origin.stop()
+    }
+
     @Test(arguments: [
         ("example.com", "example.com", 80),
         ("example.com:8080", "example.com", 8080),

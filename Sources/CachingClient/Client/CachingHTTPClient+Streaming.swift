@@ -36,6 +36,12 @@ extension CachingHTTPClient {
         // Where the body is stored once whole; nil when it is only passed on.
         var storeFor: ResponseLookup?
         switch outcome {
+        case .failed where step.fallback && step.stored != nil:
+            // The stored response answers in its place (``result(of:for:)``): the failure's body
+            // is read by nobody.
+            recordFailure(step.backoffKey, error!)
+            source.cancel()
+            return NetworkOutcome(response: response, body: [], source: .network, error: error)
         case .failed:
             recordFailure(step.backoffKey, error!)
         case .store, .freshen:

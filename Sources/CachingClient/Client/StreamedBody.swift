@@ -71,6 +71,9 @@ package final class StreamedBody: Sendable {
     /// Whether the body is still kept whole for storing.
     package var isRetaining: Bool { state.withLock { $0.retaining } }
 
+    /// The readers reading it now (for tests).
+    var readerCount: Int { state.withLock { $0.readers.count } }
+
     /// A reader from the body's start, or nil when the start is no longer held (a passed-on body
     /// whose readers moved on) or the body broke off.
     package func reader() -> Reader? {
