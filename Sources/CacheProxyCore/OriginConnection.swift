@@ -195,7 +195,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
             exchange.answered = true
             self.exchange = exchange
             exchange.interim?(Self.response(head))
-        case .head(let head) where exchange.release != nil:
+        case .head(let head) where exchange.release != nil && Self.streams(head, isHead: exchange.isHead):
             exchange.answered = true
             exchange.head = head
             let stream = OriginBodyStream(channel: context.channel)
@@ -306,6 +306,19 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         } else {
             exchange.promise.succeed(Received(head: head, body: exchange.body, reusable: reusable))
         }
+    }
+
+    /// The longest declared body a streamed exchange still takes whole with its head: a short
+    /// answer costs no more than a whole one.
+    static let streamingThreshold = 256 << 10
+
+    /// Whether the answer `head` starts is streamed: one with a body longer than
+    /// ``streamingThreshold``, or of unknown length.
+    private static func streams(_ head: HTTPResponseHead, isHead: Bool) -> Bool {
+        let code = head.status.code
+        guard !isHead, code != 204, code != 304 else { return false }
+        guard let length = head.headers.first(name: "content-length").flatMap({ Int($0) }) else { return true }
+        return length > streamingThreshold
     }
 
     /// Whether `head` lets the connection stay open. For the answer to a `HEAD`, its version and

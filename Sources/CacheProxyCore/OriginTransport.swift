@@ -113,7 +113,10 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
     }
 
     /// Sends `request` and returns the final answer's head once it came, within `timeout`, its
-    /// body read as it arrives: no limit on its length, and at most
+    /// body read as it arrives. A body declared no longer than
+    /// `OriginConnectionHandler.streamingThreshold` (256 KiB), or none (a `HEAD`, a 204, a 304),
+    /// comes whole with the head, as ``send(_:body:timeout:)`` gives it. A longer one or one of
+    /// unknown length streams: no limit on its length, and at most
     /// `OriginBodyStream.highWater` bytes of it (plus one read) held before the connection stops
     /// reading until they are taken. The connection goes back to the kept ones when the body ended.
     package func stream(
@@ -186,7 +189,8 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
         guard let stream = received.stream else {
             return StreamedTransportResponse(
                 response: OriginConnectionHandler.response(received.head),
-                body: ResponseBodySource(whole: received.body)
+                body: ResponseBodySource(whole: received.body),
+                whole: received.body
             )
         }
         return StreamedTransportResponse(

@@ -42,6 +42,10 @@ struct UpstreamTransport: HTTPTransport, StreamingHTTPTransport {
             throw error
         }
         answer.response.headerFields = HopByHop.stripped(answer.response.headerFields)
+        if answer.whole != nil {
+            done()
+            return answer
+        }
         let source = answer.body
         answer.body = ResponseBodySource(
             next: {

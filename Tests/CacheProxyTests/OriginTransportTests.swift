@@ -199,10 +199,21 @@ import Testing
         await origin.stop()
     }
 
+    @Test func aShortBodyComesWholeWithItsHead() async throws {
+        let origin = try await TestOrigin.start()
+        let transport = OriginTransport()
+        origin.setDefault(.respond(status: 200, body: Array("short".utf8)), for: "/short")
+        let answer = try await transport.stream(Self.request(origin, "/short"), body: nil, timeout: .seconds(30))
+        #expect(answer.whole == Array("short".utf8))
+        await transport.shutdown()
+        await origin.stop()
+    }
+
     @Test func aStreamedBodyCutByTheOriginFailsAfterWhatCame() async throws {
         let origin = try await TestOrigin.start()
         let transport = OriginTransport()
-        origin.setDefault(.stallBody(firstBytes: Array("half".utf8), declaredLength: 100), for: "/cut")
+        // Declared longer than what comes whole with its head: streamed.
+        origin.setDefault(.stallBody(firstBytes: Array("half".utf8), declaredLength: 1 << 20), for: "/cut")
         let answer = try await transport.stream(Self.request(origin, "/cut"), body: nil, timeout: .seconds(30))
         #expect(try await answer.body.next() == Array("half".utf8))
         await origin.dropConnections()

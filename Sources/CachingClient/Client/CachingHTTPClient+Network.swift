@@ -349,6 +349,10 @@ extension CachingHTTPClient {
             } else {
                 streamed = try await streaming.stream(request, body: body, timeout: timeout)
             }
+            if let whole = streamed.whole {
+                // A short body came whole with its head: the answer is taken as any whole one.
+                return (HTTPTransportResponse(response: streamed.response, body: whole), nil)
+            }
             return (HTTPTransportResponse(response: streamed.response), streamed.body)
         }
         guard let tracing else {

@@ -22,10 +22,14 @@ package struct StreamedTransportResponse: Sendable {
     package var response: HTTPResponse
     /// The body, read in parts.
     package var body: ResponseBodySource
+    /// The whole body when it came with the head (a short one): the client then takes the answer
+    /// as a whole one, without reading ``body``.
+    package var whole: [UInt8]?
 
-    package init(response: HTTPResponse, body: ResponseBodySource) {
+    package init(response: HTTPResponse, body: ResponseBodySource, whole: [UInt8]? = nil) {
         self.response = response
         self.body = body
+        self.whole = whole
     }
 }
 
