@@ -37,9 +37,13 @@ final class OriginConnection: Sendable {
     /// With `streaming`, it returns once the final head came, the body still arriving in
     /// ``OriginConnectionHandler/Received/stream``; `release` gets the connection back when the
     /// answer ended (whether it may be kept).
+    ///
+    /// `bodyParts` are written as they are read, after the head (a failure to read one closes the
+    /// connection); the connection is then not kept.
     func exchange(
         _ head: HTTPRequestHead,
         body: ByteBuffer?,
+        bodyParts: RequestBodySource? = nil,
         interim: InterimResponseHandler?,
         limit: Int,
         streaming release: (@Sendable (_ reusable: Bool) -> Void)? = nil
@@ -48,12 +52,36 @@ final class OriginConnection: Sendable {
         let loop = channel.eventLoop
         let answer = loop.flatSubmit {
             let promise = loop.makePromise(of: OriginConnectionHandler.Received.self)
-            handler.value.start(head, body: body, interim: interim, limit: limit, release: release, promise: promise)
+            handler.value.start(
+                head,
+                body: body,
+                sendsBodyLater: bodyParts != nil,
+                interim: interim,
+                limit: limit,
+                release: release,
+                promise: promise
+            )
             return promise.futureResult
+        }
+        // Queued on the event loop after the head (its tasks run in order).
+        let feeding = bodyParts.map { parts in
+            Task { [channel] in
+                do {
+                    while let part = try await parts.next() {
+                        try await channel.writeAndFlush(
+                            HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: part)))
+                        )
+                    }
+                    try await channel.writeAndFlush(HTTPClientRequestPart.end(nil))
+                } catch {
+                    channel.close(promise: nil)
+                }
+            }
         }
         return try await withTaskCancellationHandler {
             try await answer.get()
         } onCancel: { [channel] in
+            feeding?.cancel()
             channel.close(promise: nil)
         }
     }
@@ -117,6 +145,9 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         var ended = false
         /// A part came after the end: the origin sent more than the answer.
         var junk = false
+        /// The request's body is written as it is read: the connection is not kept after it
+        /// (its answer may come before the body's end).
+        var sendsBodyLater = false
         /// For a streamed answer: where the connection goes when the answer ended, and its body
         /// once the head came (the promise is then complete).
         var release: (@Sendable (_ reusable: Bool) -> Void)?
@@ -153,6 +184,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
     func start(
         _ head: HTTPRequestHead,
         body: ByteBuffer?,
+        sendsBodyLater: Bool = false,
         interim: InterimResponseHandler?,
         limit: Int,
         release: (@Sendable (_ reusable: Bool) -> Void)? = nil,
@@ -167,8 +199,13 @@ final class OriginConnectionHandler: ChannelInboundHandler {
             interim: interim,
             limit: limit,
             isHead: head.method == .HEAD,
+            sendsBodyLater: sendsBodyLater,
             release: release
         )
+        guard !sendsBodyLater else {
+            context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+            return
+        }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body, body.readableBytes > 0 {
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
@@ -297,7 +334,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         self.exchange = nil
         budget.give(exchange.taken)
         let reusable =
-            clean && !exchange.junk && Self.keepsAlive(head, isHead: exchange.isHead)
+            clean && !exchange.junk && !exchange.sendsBodyLater && Self.keepsAlive(head, isHead: exchange.isHead)
             && (exchange.isHead || Self.isFramed(head))
         if !reusable { context.close(promise: nil) }
         if let stream = exchange.stream {

@@ -119,15 +119,47 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
     /// unknown length streams: no limit on its length, and at most
     /// `OriginBodyStream.highWater` bytes of it (plus one read) held before the connection stops
     /// reading until they are taken. The connection goes back to the kept ones when the body ended.
+    ///
+    /// `bodyParts` go upstream as they are read, with their declared length or chunked; each part
+    /// within `timeout`, and the head within `timeout` of the body's end. Such a request is never
+    /// sent again, and its connection is not kept.
     package func stream(
         _ request: HTTPRequest,
         body: [UInt8]?,
+        bodyParts: RequestBodySource?,
         timeout: Duration
     ) async throws -> StreamedTransportResponse {
-        let outgoing = try exchange(for: request, body: body, timeout: timeout)
         do {
-            return try await withExchangeDeadline(timeout, clock: configuration.clock) {
-                try await self.streamingExchange(outgoing)
+            guard let bodyParts else {
+                let outgoing = try exchange(for: request, body: body, timeout: timeout)
+                return try await withExchangeDeadline(timeout, clock: configuration.clock) {
+                    try await self.streamingExchange(outgoing)
+                }
+            }
+            // The deadline for the head starts when the body was sent.
+            let (sent, bodyEnded) = AsyncStream.makeStream(of: Void.self)
+            let clock = configuration.clock
+            let parts = RequestBodySource(length: bodyParts.length) {
+                let part = try await withExchangeDeadline(timeout, clock: clock) { try await bodyParts.next() }
+                if part == nil { bodyEnded.finish() }
+                return part
+            }
+            let outgoing = try exchange(for: request, body: nil, bodyParts: parts, timeout: timeout)
+            return try await withThrowingTaskGroup(of: StreamedTransportResponse?.self) { group in
+                group.addImmediateTask { try await self.streamingExchange(outgoing) }
+                group.addTask {
+                    for await _ in sent {}
+                    try await clock.sleep(for: timeout)
+                    return nil
+                }
+                defer {
+                    bodyEnded.finish()
+                    group.cancelAll()
+                }
+                guard let first = try await group.next(), let answer = first else {
+                    throw CachingClientError(code: .timeout, message: "no answer in time after the request's body")
+                }
+                return answer
             }
         } catch {
             if Task.isCancelled { throw CancellationError() }
@@ -135,7 +167,12 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
         }
     }
 
-    private func exchange(for request: HTTPRequest, body: [UInt8]?, timeout: Duration) throws -> Exchange {
+    private func exchange(
+        for request: HTTPRequest,
+        body: [UInt8]?,
+        bodyParts: RequestBodySource? = nil,
+        timeout: Duration
+    ) throws -> Exchange {
         guard request.scheme?.lowercased() == "http", let authority = request.authority,
             let (host, port) = Self.hostAndPort(authority)
         else {
@@ -145,11 +182,15 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
                     + (request.authority ?? "")
             )
         }
+        var head = Self.head(for: request, authority: authority, bodyCount: body?.count ?? bodyParts?.length)
+        if let bodyParts, bodyParts.length == nil { head.headers.add(name: "Transfer-Encoding", value: "chunked") }
         return Exchange(
-            head: Self.head(for: request, authority: authority, bodyCount: body?.count),
+            head: head,
             body: body.map { ByteBuffer(bytes: $0) },
+            bodyParts: bodyParts,
             interim: InterimResponseHandler.current,
-            retries: Self.isIdempotent(request.method),
+            // A body sent as it was read is gone: the request cannot be sent again.
+            retries: Self.isIdempotent(request.method) && bodyParts == nil,
             // A connect is not cancelled with its task: it must end within the exchange's time.
             connectTimeout: min(configuration.connectTimeout, timeout),
             authority: authority,
@@ -171,6 +212,7 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
     private struct Exchange: Sendable {
         let head: HTTPRequestHead
         let body: ByteBuffer?
+        let bodyParts: RequestBodySource?
         let interim: InterimResponseHandler?
         let retries: Bool
         let connectTimeout: Duration
@@ -220,6 +262,7 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
                 received = try await connection.exchange(
                     outgoing.head,
                     body: outgoing.body,
+                    bodyParts: outgoing.bodyParts,
                     interim: outgoing.interim,
                     limit: configuration.maximumBodyBytes,
                     streaming: release

@@ -34,11 +34,12 @@ struct ProxyHandler: Sendable {
     ///   (HummingbirdCore keeps a connection open unless the request asked to close it).
     func respond(to request: Request, writer: consuming ResponseWriter, channel: any Channel) async throws {
         let start = logger.logLevel <= .debug ? ContinuousClock.now : nil
+        let upload = upload(of: request)
         var (response, body, status, stream) =
             if let tracing {
-                await tracing.serve(request.head) { await answerPassingInterim(request, writer: writer) }
+                await tracing.serve(request.head) { await answerPassingInterim(request, upload, writer: writer) }
             } else {
-                await answerPassingInterim(request, writer: writer)
+                await answerPassingInterim(request, upload, writer: writer)
             }
         if let statusHeader, response.headerFields[statusHeader] == nil {
             response.headerFields[statusHeader] = status.rawValue
@@ -74,8 +75,31 @@ struct ProxyHandler: Sendable {
             responseBody = body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body))
         }
         let closes = response.headerFields[.connection] == "close"
-        try await writer.write(response: response, body: responseBody)
+        do {
+            try await writer.write(response: response, body: responseBody)
+        } catch {
+            await upload?.end(closing: channel)
+            throw error
+        }
+        // The connection reads the next request only once the upload is over.
+        await upload?.end(closing: channel)
         if closes { try? await channel.close() }
+    }
+
+    /// The longest request body read whole before it goes upstream; a longer one, or one of
+    /// unknown length, goes as it is read.
+    static let uploadThreshold = 256 << 10
+
+    /// The request's body to send as it is read: for a method with a body other than `GET` and
+    /// `HEAD`, declared longer than ``uploadThreshold`` or chunked; nil otherwise (read whole).
+    private func upload(of request: Request) -> Upload? {
+        guard request.method != .get, request.method != .head, request.method != .connect,
+            request.method != Purger.method
+        else { return nil }
+        let declared = request.headers[.contentLength].flatMap { Int($0) }
+        if declared == nil, request.headers[.transferEncoding] == nil { return nil }
+        if let declared, declared <= Self.uploadThreshold || declared > maximumRequestBodyBytes { return nil }
+        return Upload(request.body, length: declared, limit: maximumRequestBodyBytes)
     }
 
     /// The answer to `request`, with the interim (1xx) responses the upstream sends before it
@@ -88,6 +112,7 @@ struct ProxyHandler: Sendable {
     /// background) are dropped.
     private func answerPassingInterim(
         _ request: Request,
+        _ upload: Upload?,
         writer: borrowing ResponseWriter
     ) async -> Reply {
         // Interim answers are advice: past 16 waiting to be written, later ones are dropped.
@@ -102,7 +127,7 @@ struct ProxyHandler: Sendable {
             group.addImmediateTask {
                 defer { interimSink.finish() }
                 var request = request
-                return await InterimResponseHandler.$current.withValue(handler) { await answer(&request) }
+                return await InterimResponseHandler.$current.withValue(handler) { await answer(&request, upload) }
             }
             for await var interim in interims {
                 interim.headerFields = HopByHop.stripped(interim.headerFields)
@@ -113,10 +138,10 @@ struct ProxyHandler: Sendable {
         }
     }
 
-    private func answer(_ request: inout Request) async -> Reply {
-        switch await prepare(&request) {
+    private func answer(_ request: inout Request, _ upload: Upload?) async -> Reply {
+        switch await prepare(&request, upload) {
         case .answer(let (response, body, status)): (response, body, status, nil)
-        case .forward(let outgoing, let body): await forward(outgoing, body: body)
+        case .forward(let outgoing, let body): await forward(outgoing, body: body, upload: upload)
         }
     }
 
@@ -128,7 +153,7 @@ struct ProxyHandler: Sendable {
         case forward(HTTPRequest, [UInt8]?)
     }
 
-    private func prepare(_ request: inout Request) async -> Prepared {
+    private func prepare(_ request: inout Request, _ upload: Upload?) async -> Prepared {
         if request.method == .connect {
             // A tunnel is not a cacheable exchange; say so in a framed answer, then close.
             return .answer(Self.refusal(.notImplemented, "CONNECT (tunnelling) is not supported\n", close: true))
@@ -149,7 +174,10 @@ struct ProxyHandler: Sendable {
             )
         }
         let body: [UInt8]?
-        if request.headers[.contentLength] == nil, request.headers[.transferEncoding] == nil {
+        if upload != nil {
+            // Read as it goes upstream (``forward(_:body:upload:)``).
+            body = nil
+        } else if request.headers[.contentLength] == nil, request.headers[.transferEncoding] == nil {
             // RFC 9112 §6.3: no framing field, no body; nothing to read (the server drains).
             body = Self.sendsBody(outgoing.method) ? [] : nil
         } else {
@@ -178,15 +206,28 @@ struct ProxyHandler: Sendable {
     /// The answer to `outgoing` through the cache. A response whose body the upstream streams
     /// comes as its head arrives, the body read as it comes (a range is cut from a whole body:
     /// such a request is answered whole).
-    private func forward(_ outgoing: HTTPRequest, body: [UInt8]?) async -> Reply {
+    private func forward(_ outgoing: HTTPRequest, body: [UInt8]?, upload: Upload?) async -> Reply {
         // A range is cut from the whole response, from the cache or fetched whole; or, forwarded,
         // answered from stored partial content or by the origin's 206.
         let whole = forwardsRanges ? outgoing : ProxyMapping.wholeRequest(for: outgoing)
-        let streams = outgoing.headerFields[.range] == nil
+        let streams = outgoing.headerFields[.range] == nil || upload != nil
         let result =
             streams
-            ? await client.fetchStreaming(whole, body: body)
+            ? await client.fetchStreaming(whole, body: body, bodyParts: upload?.source)
             : await client.fetch(whole, body: body, policy: .useProtocolCachePolicy)
+        if let error = upload?.readFailure {
+            // Broken framing (a malformed chunk size, say): the rest of the stream is unreadable.
+            return Self.reply(Self.refusal(.badRequest, "the request body is malformed: \(error)\n", close: true))
+        }
+        if let upload, upload.isOverLimit {
+            return Self.reply(
+                Self.refusal(
+                    .contentTooLarge,
+                    "the request body is larger than \(maximumRequestBodyBytes) bytes\n",
+                    close: true
+                )
+            )
+        }
         var answer = ProxyMapping.answer(for: result, to: whole, statusHeader: statusHeader)
         answer.response.headerFields = SurrogateKeys.stripped(answer.response.headerFields, names: strippedFields)
         if answer.status == .error, let error = result.error {
@@ -200,6 +241,11 @@ struct ProxyHandler: Sendable {
         }
         let (response, bytes, status) = ProxyMapping.ranged(answer, for: outgoing)
         return (response, bytes, status, nil)
+    }
+
+    /// `answer` with no body still arriving.
+    private static func reply(_ answer: Answer) -> Reply {
+        (answer.0, answer.1, answer.2, nil)
     }
 
     /// An answer the proxy gives itself, counted as `cacheStatus` (a refusal is an error; an

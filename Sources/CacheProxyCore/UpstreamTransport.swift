@@ -27,16 +27,21 @@ struct UpstreamTransport: HTTPTransport, StreamingHTTPTransport {
 
     /// As ``send(_:body:timeout:)``, the body as it arrives when the base transport streams; the
     /// exchange is timed and counted in flight until its body ended (or was given up).
-    func stream(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration) async throws -> StreamedTransportResponse {
+    func stream(
+        _ request: HTTPRequest,
+        body: [UInt8]?,
+        bodyParts: RequestBodySource?,
+        timeout: Duration
+    ) async throws -> StreamedTransportResponse {
         guard let streaming = base as? any StreamingHTTPTransport else {
-            let whole = try await send(request, body: body, timeout: timeout)
+            let whole = try await send(request, body: try await bodyParts?.collect() ?? body, timeout: timeout)
             return StreamedTransportResponse(response: whole.response, body: ResponseBodySource(whole: whole.body))
         }
         metrics.upstreamInFlight.increment()
         let done = ExchangeEnd(metrics: metrics, start: ContinuousClock.now)
         var answer: StreamedTransportResponse
         do {
-            answer = try await streaming.stream(request, body: body, timeout: timeout)
+            answer = try await streaming.stream(request, body: body, bodyParts: bodyParts, timeout: timeout)
         } catch {
             done()
             throw error

@@ -24,6 +24,7 @@ final class OriginHandler: ChannelInboundHandler {
             body = []
         case .body(let buffer):
             body += buffer.readableBytesView
+            origin.bodyBytes.increment(by: buffer.readableBytes)
         case .end:
             guard let head else { return }
             self.head = nil

@@ -12,10 +12,10 @@ final class Tally: Sendable {
     /// The count.
     var count: Int { state.withLock { $0.count } }
 
-    /// Adds one, and resumes the tasks that waited for the new count.
-    func increment() {
+    /// Adds `amount` (one by default), and resumes the tasks that waited for the new count.
+    func increment(by amount: Int = 1) {
         let ready = state.withLock { state in
-            state.count += 1
+            state.count += amount
             let count = state.count
             defer { state.waiters.removeAll { $0.count <= count } }
             return state.waiters.filter { $0.count <= count }.map(\.continuation)

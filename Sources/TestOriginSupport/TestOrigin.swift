@@ -92,6 +92,8 @@ public final class TestOrigin: Sendable {
     let state = Mutex(State())
     /// The requests received, for ``waitForRequests(_:)``.
     private let receivedCount = Tally()
+    /// The request body bytes received so far, over every request, counted as they arrive.
+    let bodyBytes = Tally()
     private let channel: Mutex<(any Channel)?>
     /// The listening socket (owned by the server channel, which closes it).
     private let listener: Int32
@@ -184,6 +186,12 @@ public final class TestOrigin: Sendable {
     public func dropConnections() async {
         let children = state.withLock { Array($0.children.values) }
         for child in children { try? await child.close() }
+    }
+
+    /// Returns once at least `count` bytes of request bodies have arrived (before their requests
+    /// ended, for a body sent in parts).
+    public func waitForBodyBytes(_ count: Int) async {
+        await bodyBytes.wait(for: count)
     }
 
     /// Returns once at least `count` requests have been received.

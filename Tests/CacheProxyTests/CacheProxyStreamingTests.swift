@@ -143,3 +143,58 @@ import TestOriginSupport
     }
 }
 #endif
+
+#if Proxy
+/// A request body goes upstream as the client sends it.
+@Suite struct CacheProxyUploadTests {
+    @Test func anUploadReachesTheOriginBeforeTheClientSentItAll() async throws {
+        let f = try await ProxyFixture.start()
+        f.origin.setDefault(.respond(status: 201, body: Array("stored".utf8)), for: "/upload")
+        let first = [UInt8](repeating: 97, count: 300 << 10)
+        let rest = [UInt8](repeating: 98, count: 200 << 10)
+        let (parts, sender) = AsyncStream.makeStream(of: ByteBuffer.self)
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(f.port)/upload")
+        request.method = .POST
+        request.body = .stream(parts, length: .unknown)
+        let answer = Task { try await ProxyFixture.user.execute(request, timeout: .seconds(30)) }
+        sender.yield(ByteBuffer(bytes: first))
+        // The origin has the first part while the client still holds the rest.
+        await f.origin.waitForBodyBytes(first.count)
+        sender.yield(ByteBuffer(bytes: rest))
+        sender.finish()
+        let response = try await answer.value
+        #expect(response.status == .created)
+        #expect(String(buffer: try await response.body.collect(upTo: 1 << 10)) == "stored")
+        let received = try #require(f.origin.requests.last)
+        #expect(received.body == first + rest)
+        #expect(received.header("Transfer-Encoding") == "chunked")
+        try await f.stop()
+    }
+
+    @Test func anUploadOverTheLimitIsRefusedAndNothingStays() async throws {
+        let f = try await ProxyFixture.start { $0.maximumBodyBytes = 512 << 10 }
+        f.origin.setDefault(.respond(status: 201), for: "/upload")
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(f.port)/upload")
+        request.method = .POST
+        let body = [UInt8](repeating: 99, count: 1 << 20)
+        request.body = .stream(
+            AsyncStream { continuation in
+                for start in stride(from: 0, to: body.count, by: 64 << 10) {
+                    continuation.yield(ByteBuffer(bytes: body[start..<start + (64 << 10)]))
+                }
+                continuation.finish()
+            },
+            length: .unknown
+        )
+        // Refused with 413, or cut when the proxy closes the connection first: never accepted.
+        if let response = try? await ProxyFixture.user.execute(request, timeout: .seconds(30)) {
+            #expect(response.status == .payloadTooLarge)
+        }
+        #expect(f.origin.requests.allSatisfy { $0.uri != "/upload" })
+        // The proxy still answers.
+        f.origin.setDefault(.respond(status: 200, body: Array("ok".utf8)), for: "/after")
+        #expect(try await f.send("/after").body == "ok")
+        try await f.stop()
+    }
+}
+#endif

@@ -179,7 +179,12 @@ import Testing
         let transport = OriginTransport()
         let body = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 >> 3) }
         origin.setDefault(.respond(status: 200, body: body), for: "/big")
-        let answer = try await transport.stream(Self.request(origin, "/big"), body: nil, timeout: .seconds(30))
+        let answer = try await transport.stream(
+            Self.request(origin, "/big"),
+            body: nil,
+            bodyParts: nil,
+            timeout: .seconds(30)
+        )
         #expect(answer.response.status == .ok)
         var received: [UInt8] = []
         var largest = 0
@@ -203,7 +208,12 @@ import Testing
         let origin = try await TestOrigin.start()
         let transport = OriginTransport()
         origin.setDefault(.respond(status: 200, body: Array("short".utf8)), for: "/short")
-        let answer = try await transport.stream(Self.request(origin, "/short"), body: nil, timeout: .seconds(30))
+        let answer = try await transport.stream(
+            Self.request(origin, "/short"),
+            body: nil,
+            bodyParts: nil,
+            timeout: .seconds(30)
+        )
         #expect(answer.whole == Array("short".utf8))
         await transport.shutdown()
         await origin.stop()
@@ -214,7 +224,12 @@ import Testing
         let transport = OriginTransport()
         // Declared longer than what comes whole with its head: streamed.
         origin.setDefault(.stallBody(firstBytes: Array("half".utf8), declaredLength: 1 << 20), for: "/cut")
-        let answer = try await transport.stream(Self.request(origin, "/cut"), body: nil, timeout: .seconds(30))
+        let answer = try await transport.stream(
+            Self.request(origin, "/cut"),
+            body: nil,
+            bodyParts: nil,
+            timeout: .seconds(30)
+        )
         #expect(try await answer.body.next() == Array("half".utf8))
         await origin.dropConnections()
         await #expect(throws: (any Error).self) { try await answer.body.next() }

@@ -79,16 +79,36 @@ extension CachingHTTPClient {
     /// The body is read from the connection by a task of its own and stored when it ended whole,
     /// where the rules allow and it is no longer than a tier admits
     /// (``StreamedBody``): a reader that goes away stops nothing for the others.
-    package func fetchStreaming(_ request: HTTPRequest, body: [UInt8]?) async -> FetchResult {
-        guard let tracing else { return await streamingFetch(request, body) }
-        return await tracing.fetch(request) { await streamingFetch(request, body) }
+    ///
+    /// `bodyParts`, for a method other than `GET` and `HEAD`, sends the request body as it is read
+    /// (`body` is then nil) through a transport that streams; any other collects it first.
+    package func fetchStreaming(
+        _ request: HTTPRequest,
+        body: [UInt8]?,
+        bodyParts: RequestBodySource? = nil
+    ) async -> FetchResult {
+        guard let tracing else { return await streamingFetch(request, body, bodyParts) }
+        return await tracing.fetch(request) { await streamingFetch(request, body, bodyParts) }
     }
 
-    private func streamingFetch(_ request: HTTPRequest, _ body: [UInt8]?) async -> FetchResult {
+    private func streamingFetch(
+        _ request: HTTPRequest,
+        _ body: [UInt8]?,
+        _ bodyParts: RequestBodySource?
+    ) async -> FetchResult {
         let policy = configuration.policy
         var rest = Rest.unread
         if let answer = freshHit(request, policy, nil, rest: &rest) { return answer }
-        return await fetch(request, body, policy, configuration.freshness, nil, rest, streams: true)
+        return await fetch(
+            request,
+            body,
+            policy,
+            configuration.freshness,
+            nil,
+            rest,
+            streams: true,
+            bodyParts: bodyParts
+        )
     }
 
     /// The rest of ``fetch(_:body:policy:freshness:willCache:delegate:)`` after the memory tier
@@ -100,7 +120,8 @@ extension CachingHTTPClient {
         _ freshness: FreshnessClass,
         _ willCache: WillCache?,
         _ rest: Rest,
-        streams: Bool = false
+        streams: Bool = false,
+        bodyParts: RequestBodySource? = nil
     ) async -> FetchResult {
         let lookup: ResponseLookup
         let at: Date
@@ -115,6 +136,7 @@ extension CachingHTTPClient {
         }
         var call = Call(request, body, policy, freshness, willCache)
         call.streams = streams
+        call.bodyParts = bodyParts
         switch planWithoutFreshAnswer(call, lookup, now: at) {
         case .answer(let result):
             return result
@@ -228,7 +250,8 @@ extension CachingHTTPClient {
                 isGated: exchange.isGated,
                 coalescesByKey: configuration.coalescing == .byCacheKey && !call.hasOwnPipeline
                     && call.policy == .useProtocolCachePolicy && exchange.timeout == nil,
-                streams: call.streams
+                streams: call.streams,
+                bodyParts: call.bodyParts
             )
         }
         func answer(_ offer: RequestEngine.Offer) -> FetchResult {

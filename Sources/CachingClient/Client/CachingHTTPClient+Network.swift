@@ -37,6 +37,8 @@ struct NetworkStep: Sendable {
     var coalescesByKey = false
     /// Whether the caller reads a network answer's body as it arrives.
     var streams = false
+    /// The request body as it comes (``body`` is then nil): sent once, never again.
+    var bodyParts: RequestBodySource? = nil
 
     /// The caller's request.
     var original: HTTPRequest { lookup.request }
@@ -155,7 +157,12 @@ extension CachingHTTPClient {
         }
         do {
             var requestTime = start
-            var (answer, stream) = try await send(step.request, body: step.body, streams: step.streams)
+            var (answer, stream) = try await send(
+                step.request,
+                body: step.body,
+                bodyParts: step.bodyParts,
+                streams: step.streams
+            )
             var responseTime = now
             if engine.outcome(of: answer.response, sent: step.request, original: step.original) == .freshen {
                 // A 304 has no body: read to its end, so that its connection may be kept.
@@ -204,7 +211,7 @@ extension CachingHTTPClient {
                 }
                 // The 304 selects nothing stored (RFC 9111 §4.3.3): ask again without conditions.
                 requestTime = now
-                (answer, stream) = try await send(step.original, body: step.body, streams: step.streams)
+                (answer, stream) = try await send(step.original, body: step.body, bodyParts: nil, streams: step.streams)
                 responseTime = now
             }
             if let stream {
@@ -332,6 +339,7 @@ extension CachingHTTPClient {
     private func send(
         _ request: HTTPRequest,
         body: [UInt8]?,
+        bodyParts: RequestBodySource?,
         streams: Bool
     ) async throws -> (HTTPTransportResponse, ResponseBodySource?) {
         exchanges.add(1, ordering: .relaxed)
@@ -344,10 +352,10 @@ extension CachingHTTPClient {
             let streamed: StreamedTransportResponse
             if let tracing {
                 streamed = try await tracing.exchange(request, head: \.response) { outgoing in
-                    try await streaming.stream(outgoing, body: body, timeout: timeout)
+                    try await streaming.stream(outgoing, body: body, bodyParts: bodyParts, timeout: timeout)
                 }
             } else {
-                streamed = try await streaming.stream(request, body: body, timeout: timeout)
+                streamed = try await streaming.stream(request, body: body, bodyParts: bodyParts, timeout: timeout)
             }
             if let whole = streamed.whole {
                 // A short body came whole with its head: the answer is taken as any whole one.
@@ -355,6 +363,8 @@ extension CachingHTTPClient {
             }
             return (HTTPTransportResponse(response: streamed.response), streamed.body)
         }
+        // A transport that does not stream takes the body whole.
+        let body = try await bodyParts?.collect() ?? body
         guard let tracing else {
             return (try await transport.send(request, body: body, timeout: timeout), nil)
         }

@@ -24,6 +24,8 @@ struct Call: Sendable {
     /// Whether the caller reads a network answer's body as it arrives
     /// (``CachingHTTPClient/fetchStreaming(_:body:)``).
     var streams = false
+    /// The request body as it comes, for a call that streams it (``body`` is then nil).
+    var bodyParts: RequestBodySource?
 
     init(
         _ request: HTTPRequest,

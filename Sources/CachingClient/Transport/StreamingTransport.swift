@@ -10,10 +10,45 @@ import Synchronization
 /// (``CachingHTTPClient/fetchStreaming(_:body:)``); every other call uses
 /// ``HTTPTransport/send(_:body:timeout:)``.
 package protocol StreamingHTTPTransport: HTTPTransport {
-    /// Sends `request` and returns its final answer's head once it arrived, within `timeout`, with
-    /// its body still to be read. Interim answers go to ``InterimResponseHandler/current`` as
-    /// with `send`.
-    func stream(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration) async throws -> StreamedTransportResponse
+    /// Sends `request` and returns its final answer's head once it arrived, with its body still
+    /// to be read. Interim answers go to ``InterimResponseHandler/current`` as with `send`.
+    /// - Parameters:
+    ///   - body: the request body when it is all there, or nil.
+    ///   - bodyParts: the request body read as it comes (sent as it is read), or nil; never
+    ///     given with `body`. A request sent so is never sent again (its body is gone).
+    ///   - timeout: how long the head may take after the request's body was sent; each part of
+    ///     `bodyParts` may take that long too.
+    func stream(
+        _ request: HTTPRequest,
+        body: [UInt8]?,
+        bodyParts: RequestBodySource?,
+        timeout: Duration
+    ) async throws -> StreamedTransportResponse
+}
+
+/// A request body read in parts as it comes (a client's upload), by one reader.
+package struct RequestBodySource: Sendable {
+    /// The body's declared length, or nil when it is unknown (it goes chunked).
+    package let length: Int?
+    private let nextPart: @Sendable () async throws -> [UInt8]?
+
+    /// - Parameters:
+    ///   - length: the declared length, or nil.
+    ///   - next: the next part, or nil after the last; throws when the body cannot be read.
+    package init(length: Int?, next: @escaping @Sendable () async throws -> [UInt8]?) {
+        self.length = length
+        self.nextPart = next
+    }
+
+    /// The next part, or nil after the last.
+    package func next() async throws -> [UInt8]? { try await nextPart() }
+
+    /// The whole body.
+    package func collect() async throws -> [UInt8] {
+        var whole: [UInt8] = []
+        while let part = try await next() { whole += part }
+        return whole
+    }
 }
 
 /// An answer whose body is still arriving.
