@@ -382,8 +382,9 @@ if selected 100m-miss; then
                 SAMPLER=$!
             fi
             # First byte and whole transfer, in seconds, of a URL no cache has seen.
+            # A transfer cut short (curl fails) still reports its times and the bytes it got.
             t=$(taskset -c "$LOAD_CPU" curl -s -o /dev/null -w '%{time_starttransfer} %{time_total} %{size_download}' \
-                "http://127.0.0.1:$port/m/$p-$round-$RANDOM")
+                "http://127.0.0.1:$port/m/$p-$round-$RANDOM" || true)
             if [ "$p" = cache-proxy ]; then kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null || true; fi
             echo "$p $t $(cat "$peak_file")" >>"$WORK/miss"
         done

@@ -50,7 +50,9 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
         public var maximumBodyBytes: Int
         /// The most bytes of answers all exchanges may hold at once, over every connection: an
         /// exchange whose body would take more fails with `overloaded` (cache-proxy answers 503)
-        /// and gives back what it took. Default 256 MiB (four bodies of the largest size).
+        /// and gives back what it took. A streamed body kept to be stored counts too: one the
+        /// budget cannot keep is passed on and not stored. Default 256 MiB (four bodies of the
+        /// largest size).
         public var maximumBufferedBytes: Int
         /// The idle connections kept per origin. Default 64.
         public var maximumIdleConnections: Int
@@ -235,9 +237,11 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
                 whole: received.body
             )
         }
+        // What is kept of it to store it counts against the budget for answers held at once.
         return StreamedTransportResponse(
             response: OriginConnectionHandler.response(received.head),
-            body: ResponseBodySource(next: { try await stream.next() }, cancel: { stream.cancel() })
+            body: ResponseBodySource(next: { try await stream.next() }, cancel: { stream.cancel() }),
+            budget: RetentionBudget(take: { [budget] in budget.take($0) }, give: { [budget] in budget.give($0) })
         )
     }
 

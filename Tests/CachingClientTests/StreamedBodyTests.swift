@@ -167,6 +167,52 @@ import Testing
         #expect(source.askedCount < 100)
     }
 
+    @Test func aBodyTheBudgetCannotKeepIsPassedOnAndItsBytesGoBack() async throws {
+        let held = Mutex(0)
+        let budget = RetentionBudget(
+            take: { count in
+                held.withLock { held in
+                    guard held + count <= 5 else { return false }
+                    held += count
+                    return true
+                }
+            },
+            give: { count in held.withLock { $0 -= count } }
+        )
+        let source = ScriptedSource(parts: [[1, 2, 3], [4, 5, 6], [7]])
+        let store = Store()
+        var body: StreamedBody? = StreamedBody(retainingUpTo: 100, budget: budget)
+        let reader = try #require(body?.reader())
+        body?.pump(source.source, idleTimeout: .seconds(5), clock: TestClock()) { store($0) }
+        #expect(try await Self.readAll(reader) == [1, 2, 3, 4, 5, 6, 7])
+        #expect(await body?.settled() == nil)
+        #expect(store.bodies.withLock { $0 }.isEmpty)
+        #expect(held.withLock { $0 } == 0)
+        body = nil
+        #expect(held.withLock { $0 } == 0)
+    }
+
+    @Test func aKeptBodyGivesItsBytesBackWhenLetGo() async throws {
+        let held = Mutex(0)
+        let budget = RetentionBudget(
+            take: { count in
+                held.withLock { $0 += count }
+                return true
+            },
+            give: { count in held.withLock { $0 -= count } }
+        )
+        let source = ScriptedSource(parts: [[1, 2], [3]])
+        let store = Store()
+        var body: StreamedBody? = StreamedBody(retainingUpTo: 100, budget: budget)
+        body?.pump(source.source, idleTimeout: .seconds(5), clock: TestClock()) { store($0) }
+        #expect(await body?.settled() != nil)
+        #expect(held.withLock { $0 } == 3)
+        body = nil
+        // The pump's task lets go of the body once it settled; then the bytes are back.
+        while held.withLock({ $0 }) != 0 { await Task.yield() }
+        #expect(held.withLock { $0 } == 0)
+    }
+
     @Test func aKeptBodyIsStoredWhenItsReaderLeft() async throws {
         let source = ScriptedSource(parts: [[1], [2], [3]])
         let store = Store()

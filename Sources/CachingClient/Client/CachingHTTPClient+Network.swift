@@ -132,6 +132,12 @@ extension CachingHTTPClient {
             answer.bodyStream = reader
             return answer
         }
+        // A request whose body went with the first exchange cannot be sent again (unreachable:
+        // an unsafe method's answer has one reader, its own).
+        guard step.bodyParts == nil else {
+            let failure = CachingClientError(code: .network, message: "the answer's body could not be read")
+            return result(of: NetworkOutcome(response: nil, body: nil, source: .none, error: failure), for: step)
+        }
         let own = await exchange(step)
         answer = result(of: own, for: step)
         if answer.source == .network, let body = own.streamed {
@@ -166,7 +172,7 @@ extension CachingHTTPClient {
             var responseTime = now
             if engine.outcome(of: answer.response, sent: step.request, original: step.original) == .freshen {
                 // A 304 has no body: read to its end, so that its connection may be kept.
-                if let stream { _ = try await collect(stream) }
+                if let stream { _ = try await collect(stream.body) }
                 var cacheError: CachingClientError?
                 let after: ResponseLookup?
                 do {
@@ -341,7 +347,7 @@ extension CachingHTTPClient {
         body: [UInt8]?,
         bodyParts: RequestBodySource?,
         streams: Bool
-    ) async throws -> (HTTPTransportResponse, ResponseBodySource?) {
+    ) async throws -> (HTTPTransportResponse, StreamedTransportResponse?) {
         exchanges.add(1, ordering: .relaxed)
         configuration.logger.debug(
             "network request",
@@ -361,7 +367,7 @@ extension CachingHTTPClient {
                 // A short body came whole with its head: the answer is taken as any whole one.
                 return (HTTPTransportResponse(response: streamed.response, body: whole), nil)
             }
-            return (HTTPTransportResponse(response: streamed.response), streamed.body)
+            return (HTTPTransportResponse(response: streamed.response), streamed)
         }
         // A transport that does not stream takes the body whole.
         let body = try await bodyParts?.collect() ?? body

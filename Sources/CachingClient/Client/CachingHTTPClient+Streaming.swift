@@ -20,11 +20,12 @@ extension CachingHTTPClient {
     /// admits. A body declared longer is passed on from its start, kept nowhere.
     func take(
         _ response: HTTPResponse,
-        streaming source: ResponseBodySource,
+        streaming streamed: StreamedTransportResponse,
         for step: NetworkStep,
         requestTime: Date,
         at responseTime: Date
     ) async -> NetworkOutcome {
+        let source = streamed.body
         let status = response.status.code
         let error = CachingClientError.classify(response)
         let outcome = engine.outcome(
@@ -66,7 +67,7 @@ extension CachingHTTPClient {
         if let length = response.headerFields[.contentLength].flatMap({ Int($0) }), length > limit {
             storeFor = nil
         }
-        let body = StreamedBody(retainingUpTo: storeFor == nil ? 0 : limit)
+        let body = StreamedBody(retainingUpTo: storeFor == nil ? 0 : limit, budget: streamed.budget)
         // A request for the URL that comes after this head waits for the store, not for a flight.
         let key = step.coalescesByKey && storeFor != nil ? "\u{1}" + step.backoffKey : nil
         if let key { bodiesInFlight.withLock { $0[key] = body } }

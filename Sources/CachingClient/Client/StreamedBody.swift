@@ -40,6 +40,8 @@ package final class StreamedBody: Sendable {
         var held = 0
         var received = 0
         var retaining: Bool
+        /// The bytes taken from the budget for the parts kept.
+        var charged = 0
         /// How the body ended: nil while it is arriving.
         var end: Result<Void, any Error>?
         /// Each reader's next part index.
@@ -58,14 +60,22 @@ package final class StreamedBody: Sendable {
     private let state: Mutex<State>
     private let limit: Int
     private let window: Int
+    private let budget: RetentionBudget?
 
     /// - Parameters:
     ///   - limit: the longest body kept whole for storing; 0 for a body passed on only.
     ///   - window: how far a passed-on body is read ahead of its slowest reader.
-    package init(retainingUpTo limit: Int, window: Int = 256 << 10) {
+    ///   - budget: what the parts kept count against; a part it cannot take ends the keeping (the
+    ///     body is passed on from there, not stored). Given back when the body is let go.
+    package init(retainingUpTo limit: Int, window: Int = 256 << 10, budget: RetentionBudget? = nil) {
         self.limit = limit
         self.window = window
+        self.budget = budget
         self.state = Mutex(State(retaining: limit > 0))
+    }
+
+    deinit {
+        budget?.give(state.withLock { $0.charged })
     }
 
     /// Whether the body is still kept whole for storing.
@@ -162,21 +172,32 @@ package final class StreamedBody: Sendable {
 
     /// Takes `part` in; false when the pump must wait for readers before reading more.
     private func append(_ part: [UInt8]) -> Bool {
-        let (waiters, open) = state.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
+        let budget = self.budget
+        let (waiters, open, released) = state.withLock {
+            state -> ([CheckedContinuation<Void, Never>], Bool, Int) in
             state.parts[state.next] = part
             state.next += 1
             state.held += part.count
             state.received += part.count
-            if state.retaining, state.received > limit {
-                // Too long to store: from now on the body is passed on.
-                state.retaining = false
-                Self.dropTaken(&state)
-                if state.hadReader, state.readers.isEmpty { state.end = .failure(Failure.abandoned) }
+            var released = 0
+            if state.retaining {
+                if state.received <= limit, budget?.take(part.count) ?? true {
+                    state.charged += budget == nil ? 0 : part.count
+                } else {
+                    // Too long to store, or more than the budget has left: from now on the body
+                    // is passed on, and what was kept goes back as the readers take it.
+                    state.retaining = false
+                    released = state.charged
+                    state.charged = 0
+                    Self.dropTaken(&state)
+                    if state.hadReader, state.readers.isEmpty { state.end = .failure(Failure.abandoned) }
+                }
             }
             let waiters = Array(state.waiting.values)
             state.waiting.removeAll()
-            return (waiters, state.retaining || state.held <= window)
+            return (waiters, state.retaining || state.held <= window, released)
         }
+        budget?.give(released)
         for waiter in waiters { waiter.resume() }
         return open
     }

@@ -60,12 +60,39 @@ package struct StreamedTransportResponse: Sendable {
     /// The whole body when it came with the head (a short one): the client then takes the answer
     /// as a whole one, without reading ``body``.
     package var whole: [UInt8]?
+    /// What the bytes kept of this body to store it count against (the transport's bound on what
+    /// its answers hold at once), or nil for no bound.
+    package var budget: RetentionBudget?
 
-    package init(response: HTTPResponse, body: ResponseBodySource, whole: [UInt8]? = nil) {
+    package init(
+        response: HTTPResponse,
+        body: ResponseBodySource,
+        whole: [UInt8]? = nil,
+        budget: RetentionBudget? = nil
+    ) {
         self.response = response
         self.body = body
         self.whole = whole
+        self.budget = budget
     }
+}
+
+/// A bound on the bytes held at once: what a streamed body kept for storing takes from it, and
+/// gives back when it is let go.
+package struct RetentionBudget: Sendable {
+    private let taking: @Sendable (Int) -> Bool
+    private let giving: @Sendable (Int) -> Void
+
+    /// - Parameters:
+    ///   - take: takes that many bytes, or returns false (taking nothing) when fewer are left.
+    ///   - give: gives back bytes taken before.
+    package init(take: @escaping @Sendable (Int) -> Bool, give: @escaping @Sendable (Int) -> Void) {
+        self.taking = take
+        self.giving = give
+    }
+
+    package func take(_ count: Int) -> Bool { taking(count) }
+    package func give(_ count: Int) { giving(count) }
 }
 
 /// A body read in parts from one connection, by one reader.
