@@ -12,6 +12,14 @@ import Synchronization
 struct UpstreamTransport: HTTPTransport, StreamingHTTPTransport {
     let base: any HTTPTransport
     let metrics: ProxyMetrics
+    /// The base as a transport that streams, when it does (cast once).
+    private let streamingBase: (any StreamingHTTPTransport)?
+
+    init(base: any HTTPTransport, metrics: ProxyMetrics) {
+        self.base = base
+        self.metrics = metrics
+        self.streamingBase = base as? any StreamingHTTPTransport
+    }
 
     func send(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration) async throws -> HTTPTransportResponse {
         metrics.upstreamInFlight.increment()
@@ -33,7 +41,7 @@ struct UpstreamTransport: HTTPTransport, StreamingHTTPTransport {
         bodyParts: RequestBodySource?,
         timeout: Duration
     ) async throws -> StreamedTransportResponse {
-        guard let streaming = base as? any StreamingHTTPTransport else {
+        guard let streaming = streamingBase else {
             let whole = try await send(request, body: try await bodyParts?.collect() ?? body, timeout: timeout)
             return StreamedTransportResponse(response: whole.response, body: ResponseBodySource(whole: whole.body))
         }

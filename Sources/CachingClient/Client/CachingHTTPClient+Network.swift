@@ -354,7 +354,7 @@ extension CachingHTTPClient {
             metadata: ["method": "\(request.method)", "path": "\(request.path ?? "")"]
         )
         let timeout = configuration.requestTimeout
-        if streams, let streaming = transport as? any StreamingHTTPTransport {
+        if streams, let streaming = streamingTransport {
             let streamed: StreamedTransportResponse
             if let tracing {
                 streamed = try await tracing.exchange(request, head: \.response) { outgoing in

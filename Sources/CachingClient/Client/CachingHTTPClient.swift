@@ -110,6 +110,8 @@ public final class CachingHTTPClient: Sendable, Service {
 
     /// The transport requests go through.
     public let transport: any HTTPTransport
+    /// The transport as one that streams, when it does (cast once, not per exchange).
+    let streamingTransport: (any StreamingHTTPTransport)?
     /// The cache answers come from and go to.
     public let cache: ResponseCache
     /// The configuration.
@@ -143,6 +145,7 @@ public final class CachingHTTPClient: Sendable, Service {
     ///   - configuration: defaults for calls, timeouts, backoff, clock.
     public init(transport: any HTTPTransport, cache: ResponseCache, configuration: Configuration = .init()) {
         self.transport = transport
+        self.streamingTransport = transport as? any StreamingHTTPTransport
         self.cache = cache
         self.configuration = configuration
         self.wallClock = cache.configuration.now
