@@ -59,6 +59,7 @@ final class OriginBodyStream: Sendable {
             }
             return (state.waiter, state.paused)
         }
+        // Setting the option fails only on a closed channel, which reads nothing more anyway.
         if paused { try? channel.syncOptions?.setOption(.autoRead, value: true) }
         waiter?.resume()
     }
@@ -70,6 +71,7 @@ final class OriginBodyStream: Sendable {
             state.paused = false
             return true
         }
+        // Fails only on a closed channel (see `finish`).
         if resumes { try? channel.syncOptions?.setOption(.autoRead, value: true) }
     }
 

@@ -241,6 +241,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
             exchange.promise.succeed(Received(head: head, body: [], reusable: false, stream: stream))
         case .body(let buffer) where exchange.stream != nil:
             if !exchange.stream!.append(buffer) {
+                // Fails only on a closed channel, which reads nothing more anyway.
                 try? context.channel.syncOptions?.setOption(.autoRead, value: false)
             }
         case .head(let head):

@@ -65,7 +65,8 @@ struct ProxyHandler: Sendable {
                         try await writer.write(ByteBuffer(bytes: part))
                     }
                 } catch {
-                    // The connection closes here, before anything else can be written on it.
+                    // The connection closes here, before anything else can be written on it (a
+                    // failure to close is a connection closed already).
                     try? await channel.close()
                     throw error
                 }

@@ -96,6 +96,7 @@ final class Upload: Sendable {
             return !state.finished
         }
         guard unfinished else { return }
+        // A failure to close is a connection closed already: its reads end all the same.
         try? await channel.close()
         await withCheckedContinuation { continuation in
             let now = state.withLockedValue { state in

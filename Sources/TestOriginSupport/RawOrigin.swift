@@ -94,6 +94,7 @@ public final class RawOrigin: Sendable {
     /// Closes every open connection (an origin that dies mid-answer) and keeps listening.
     public func closeConnections() async {
         let children = state.withLock { Array($0.children.values) }
+        // A connection that fails to close is closed already.
         for child in children { try? await child.close() }
     }
 

@@ -121,8 +121,8 @@ func README_line204() async throws {
     _ = router
 }
 
-// README.md:248
-func README_line248() async throws {
+// README.md:252
+func README_line252() async throws {
 
     // The same on every instance: its own memory and disk, one shared table.
     let shared = try PostgresSharedTier(configuration: .init(url: "postgres://cache@db.internal/app"))

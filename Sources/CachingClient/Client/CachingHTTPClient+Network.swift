@@ -122,30 +122,6 @@ extension CachingHTTPClient {
         return await reading(outcome, for: step)
     }
 
-    /// ``result(of:for:)``, and for a network answer whose body is still arriving, a reader of it
-    /// from its start. One that can no longer be read from its start (a body passed on, whose
-    /// readers moved on) is not this request's: it asks again on its own.
-    func reading(_ outcome: NetworkOutcome, for step: NetworkStep) async -> FetchResult {
-        var answer = result(of: outcome, for: step)
-        guard let body = outcome.streamed, answer.source == .network else { return answer }
-        if let reader = body.reader() {
-            answer.bodyStream = reader
-            return answer
-        }
-        // A request whose body went with the first exchange cannot be sent again (unreachable:
-        // an unsafe method's answer has one reader, its own).
-        guard step.bodyParts == nil else {
-            let failure = CachingClientError(code: .network, message: "the answer's body could not be read")
-            return result(of: NetworkOutcome(response: nil, body: nil, source: .none, error: failure), for: step)
-        }
-        let own = await exchange(step)
-        answer = result(of: own, for: step)
-        if answer.source == .network, let body = own.streamed {
-            answer.bodyStream = body.reader()
-        }
-        return answer
-    }
-
     /// One exchange with the origin, and what it changes in the cache: a 304 freshens the stored
     /// response (through the request's own hook too), a storable response replaces it (an error
     /// response only as ``Configuration/errorResponses`` allows), a 5xx leaves it, an unsafe
@@ -338,63 +314,6 @@ extension CachingHTTPClient {
             metadata: ["status": "\(status)", "key": "\(step.backoffKey)"]
         )
         return false
-    }
-
-    /// Sends `request`: the answer whole, or with `streams` through a transport that streams,
-    /// its head with the body still to read.
-    private func send(
-        _ request: HTTPRequest,
-        body: [UInt8]?,
-        bodyParts: RequestBodySource?,
-        streams: Bool
-    ) async throws -> (HTTPTransportResponse, StreamedTransportResponse?) {
-        exchanges.add(1, ordering: .relaxed)
-        configuration.logger.debug(
-            "network request",
-            metadata: ["method": "\(request.method)", "path": "\(request.path ?? "")"]
-        )
-        let timeout = configuration.requestTimeout
-        if streams, let streaming = streamingTransport {
-            let streamed: StreamedTransportResponse
-            if let tracing {
-                streamed = try await tracing.exchange(request, head: \.response) { outgoing in
-                    try await streaming.stream(outgoing, body: body, bodyParts: bodyParts, timeout: timeout)
-                }
-            } else {
-                streamed = try await streaming.stream(request, body: body, bodyParts: bodyParts, timeout: timeout)
-            }
-            if let whole = streamed.whole {
-                // A short body came whole with its head: the answer is taken as any whole one.
-                return (HTTPTransportResponse(response: streamed.response, body: whole), nil)
-            }
-            return (HTTPTransportResponse(response: streamed.response), streamed)
-        }
-        // A transport that does not stream takes the body whole.
-        let body = try await bodyParts?.collect() ?? body
-        guard let tracing else {
-            return (try await transport.send(request, body: body, timeout: timeout), nil)
-        }
-        return (
-            try await tracing.exchange(request, head: \.response) { outgoing in
-                try await transport.send(outgoing, body: body, timeout: timeout)
-            }, nil
-        )
-    }
-
-    /// The whole of `body`, each part within the request timeout.
-    func collect(_ body: ResponseBodySource) async throws -> [UInt8] {
-        var whole: [UInt8] = []
-        let (timeout, clock) = (configuration.requestTimeout, configuration.clock)
-        while let part = try await withExchangeDeadline(timeout, clock: clock, { try await body.next() }) {
-            whole += part
-        }
-        return whole
-    }
-
-    /// Runs `body` in an internal span named `name` when the client is traced.
-    func traced<T>(_ name: String, _ body: () async throws -> T) async rethrows -> T {
-        guard let tracing else { return try await body() }
-        return try await tracing.span(name, body)
     }
 
     func recordFailure(_ key: String, _ error: CachingClientError) {

@@ -107,4 +107,28 @@ extension CachingHTTPClient {
             streamed: body
         )
     }
+
+    /// ``result(of:for:)``, and for a network answer whose body is still arriving, a reader of it
+    /// from its start. One that can no longer be read from its start (a body passed on, whose
+    /// readers moved on) is not this request's: it asks again on its own.
+    func reading(_ outcome: NetworkOutcome, for step: NetworkStep) async -> FetchResult {
+        var answer = result(of: outcome, for: step)
+        guard let body = outcome.streamed, answer.source == .network else { return answer }
+        if let reader = body.reader() {
+            answer.bodyStream = reader
+            return answer
+        }
+        // A request whose body went with the first exchange cannot be sent again (unreachable:
+        // an unsafe method's answer has one reader, its own).
+        guard step.bodyParts == nil else {
+            let failure = CachingClientError(code: .network, message: "the answer's body could not be read")
+            return result(of: NetworkOutcome(response: nil, body: nil, source: .none, error: failure), for: step)
+        }
+        let own = await exchange(step)
+        answer = result(of: own, for: step)
+        if answer.source == .network, let body = own.streamed {
+            answer.bodyStream = body.reader()
+        }
+        return answer
+    }
 }

@@ -216,6 +216,7 @@ package final class StreamedBody: Sendable {
                 }
             }
             group.addTask {
+                // Cancelled when the window opened first: then the wake below finds no wait.
                 try? await clock.sleep(for: timeout)
                 self.wakePump()
             }
