@@ -233,12 +233,7 @@ extension CachingHTTPClient {
         case .failed:
             recordFailure(step.backoffKey, error!)
         case .store, .freshen:
-            // A failure a shared cache stores (explicitly fresh) is still a failure to back off from.
-            if let error, error.code == .server {
-                recordFailure(step.backoffKey, error)
-            } else {
-                recordSuccess(step.backoffKey)
-            }
+            recordStorable(error, for: step.backoffKey)
             let candidate = CachedResponse(
                 response: answer.response,
                 body: answer.body,
@@ -314,18 +309,6 @@ extension CachingHTTPClient {
             metadata: ["status": "\(status)", "key": "\(step.backoffKey)"]
         )
         return false
-    }
-
-    func recordFailure(_ key: String, _ error: CachingClientError) {
-        let policy = configuration.backoff
-        guard policy.maximum > .zero else { return }
-        let at = now
-        let random = configuration.random
-        _ = backoffTable.withLock { $0.recordFailure(key, error: error, now: at, policy: policy, random: random) }
-    }
-
-    func recordSuccess(_ key: String) {
-        backoffTable.withLock { $0.recordSuccess(key) }
     }
 
     /// The caller's answer from what the network said: the network's answer, or the stored

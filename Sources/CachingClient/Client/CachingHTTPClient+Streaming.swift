@@ -46,11 +46,7 @@ extension CachingHTTPClient {
         case .failed:
             recordFailure(step.backoffKey, error!)
         case .store, .freshen:
-            if let error, error.code == .server {
-                recordFailure(step.backoffKey, error)
-            } else {
-                recordSuccess(step.backoffKey)
-            }
+            recordStorable(error, for: step.backoffKey)
             if await mayStore(status, for: step) { storeFor = step.lookup }
         case .invalidate, .invalidateThenStore:
             recordSuccess(step.backoffKey)
