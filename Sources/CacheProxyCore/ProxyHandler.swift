@@ -95,7 +95,7 @@ struct ProxyHandler: Sendable {
     /// `HEAD`, declared longer than ``uploadThreshold`` or chunked; nil otherwise (read whole).
     private func upload(of request: Request) -> Upload? {
         guard request.method != .get, request.method != .head, request.method != .connect,
-            request.method != Purger.method
+            !Purger.handles(request.method)
         else { return nil }
         let declared = request.headers[.contentLength].flatMap { Int($0) }
         if declared == nil, request.headers[.transferEncoding] == nil { return nil }
@@ -166,7 +166,7 @@ struct ProxyHandler: Sendable {
         guard let outgoing = ProxyMapping.upstreamRequest(for: request.head, upstream: upstream) else {
             return .answer(Self.refusal(.badRequest, "the request target must be a path or an absolute URL\n"))
         }
-        if request.method == Purger.method {
+        if Purger.handles(request.method) {
             return .answer(await purger.purge(outgoing, fields: request.headers))
         }
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumRequestBodyBytes {

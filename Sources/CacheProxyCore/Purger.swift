@@ -5,10 +5,17 @@ import HTTPCaching
 import HTTPTypes
 import Logging
 
-/// `PURGE`, on the main listener and the admin listener alike: with the purge token, removes what
-/// is stored for the target's URL (every variant, `GET` and `HEAD`), or, when the request carries
-/// one of the tag fields (`Surrogate-Key: a b`), every response tagged with one of its tags
-/// instead. With a shared tier, either reaches every instance.
+/// `PURGE`, on the main listener and the admin listener alike, with the purge token:
+/// - `PURGE /path` removes what is stored for the target's URL (every variant, `GET` and `HEAD`);
+/// - `PURGE /prefix*` (a target ending in `*`, as nginx's cache purge module takes it) removes
+///   every response whose URL starts with the target's before the `*`: a ban, as Varnish's
+///   `ban req.url ~ ^/prefix`, without the regular expression. (A `BAN` method is not possible:
+///   the HTTP/1 parser refuses methods it does not know.)
+/// - with one of the tag fields (`Surrogate-Key: a b`), every response tagged with one of its
+///   tags instead.
+///
+/// With a shared tier, each reaches every instance; a tag purge or a ban whose message could not
+/// reach them answers 503 (what this instance held is gone; the operator sends it again).
 struct Purger: Sendable {
     let cache: ResponseCache
     /// The bearer token a `PURGE` must carry; nil refuses `PURGE`.
@@ -18,6 +25,11 @@ struct Purger: Sendable {
     let logger: Logger
 
     static let method = HTTPRequest.Method("PURGE")!
+
+    /// Whether `method` is one this answers.
+    static func handles(_ method: HTTPRequest.Method) -> Bool {
+        method == Self.method
+    }
 
     /// The answer to a `PURGE` of `target` whose fields are `fields`.
     func purge(_ target: HTTPRequest, fields: HTTPFields) async -> ProxyHandler.Answer {
@@ -39,6 +51,11 @@ struct Purger: Sendable {
         }
         let tags = SurrogateKeys.tags(in: fields, names: tagFields)
         if !tags.isEmpty { return await purge(tags: tags) }
+        if let path = target.path, path.hasSuffix("*") {
+            var prefix = target
+            prefix.path = String(path.dropLast())
+            return await ban(prefix)
+        }
         var get = target
         get.method = .get
         do {
@@ -51,12 +68,39 @@ struct Purger: Sendable {
         return ProxyHandler.refusal(.ok, "purged\n", status: .purge)
     }
 
+    /// Removes every response whose URL starts with `target`'s; the answer counts the URLs
+    /// removed.
+    private func ban(_ target: HTTPRequest) async -> ProxyHandler.Answer {
+        let path = target.path ?? ""
+        do {
+            let removed = try await cache.removeCachedResponses(withURLPrefix: target)
+            logger.info("banned", metadata: ["prefix": "\(path)", "removed": "\(removed)"])
+            return ProxyHandler.refusal(.ok, "banned \(removed)\n", status: .purge)
+        } catch {
+            logger.warning("a ban failed", metadata: ["prefix": "\(path)", "error": "\(error)"])
+            let cause = error.underlying.map { ": \($0)" } ?? ""
+            return ProxyHandler.refusal(.serviceUnavailable, "the ban failed: \(error.message)\(cause)\n")
+        }
+    }
+
     /// Removes every response tagged with one of `tags`; the answer counts the URLs removed.
     private func purge(tags: [String]) async -> ProxyHandler.Answer {
         var removed = 0
         for tag in tags {
             do {
-                removed += try await cache.invalidate(tag: tag)
+                let (here, unreached) = try await cache.invalidateEverywhere(tag: tag)
+                removed += here
+                if let unreached {
+                    logger.warning(
+                        "a purge by tag did not reach the other instances",
+                        metadata: ["tag": "\(tag)", "error": "\(unreached)"]
+                    )
+                    return ProxyHandler.refusal(
+                        .serviceUnavailable,
+                        "the purge of tag '\(tag)' removed \(removed) responses here but did not reach the other "
+                            + "instances: \(unreached)\n"
+                    )
+                }
             } catch {
                 logger.warning("a purge by tag failed", metadata: ["tag": "\(tag)", "error": "\(error)"])
                 return ProxyHandler.refusal(

@@ -20,16 +20,19 @@ import Foundation
 /// - `KIND` `g`: a tag and the keys the invalidating instance removed for it; `ARGUMENT` as for
 ///   `k`, of the tag's and then each key's UTF-8 bytes, each after its length (4 bytes, big
 ///   endian).
+/// - `KIND` `p`: a key prefix (a ban) and the keys the invalidating instance removed for it;
+///   `ARGUMENT` as for `g`, the prefix first.
 ///
 /// Other kinds are ignored, so that older instances skip what newer ones publish. PostgreSQL caps
-/// a notification at 8000 bytes: a key or tag too long for it is published as `a`, and a `g`
-/// too long for it is logged whole and notified by its sequence number alone (the listeners read
+/// a notification at 8000 bytes: a key or tag too long for it is published as `a`, and a `g` or
+/// `p` too long for it is logged whole and notified by its sequence number alone (the listeners read
 /// it from the log).
 struct InvalidationMessage: Hashable, Sendable {
     enum Kind: Hashable, Sendable {
         case key([UInt8])
         case tag([UInt8])
         case taggedKeys(tag: [UInt8], keys: [[UInt8]])
+        case prefixedKeys(prefix: [UInt8], keys: [[UInt8]])
         case all
         case storedSince(Int64)
     }
@@ -52,20 +55,21 @@ struct InvalidationMessage: Hashable, Sendable {
                 return InvalidationMessage(sender: sender, kind: .all).unsealedPayload
             }
             return text
-        case .taggedKeys(let tag, let keys):
+        case .taggedKeys(let first, let keys), .prefixedKeys(let first, let keys):
+            let letter = if case .taggedKeys = kind { "g" } else { "p" }
             var bytes: [UInt8] = []
-            for field in [tag] + keys {
+            for field in [first] + keys {
                 withUnsafeBytes(of: UInt32(field.count).bigEndian) { bytes.append(contentsOf: $0) }
                 bytes.append(contentsOf: field)
             }
             let argument = try sealer?.sealInvalidation(bytes) ?? bytes
-            return "\(Self.prefix)|\(sender)|g|\(Data(argument).base64EncodedString())"
+            return "\(Self.prefix)|\(sender)|\(letter)|\(Data(argument).base64EncodedString())"
         case .all, .storedSince:
             return unsealedPayload
         }
     }
 
-    /// The fields of a `g` argument (a tag, then keys), or nil when it does not parse.
+    /// The fields of a `g` or `p` argument (a tag or prefix, then keys), or nil when it does not parse.
     private static func fields(of bytes: [UInt8]) -> [[UInt8]]? {
         var fields: [[UInt8]] = []
         var index = 0
@@ -82,7 +86,8 @@ struct InvalidationMessage: Hashable, Sendable {
 
     private var unsealedPayload: String {
         switch kind {
-        case .key, .tag, .taggedKeys: preconditionFailure("a key or tag is published through payload(sealer:)")
+        case .key, .tag, .taggedKeys, .prefixedKeys:
+            preconditionFailure("a key or tag is published through payload(sealer:)")
         case .all: "\(Self.prefix)|\(sender)|a|"
         case .storedSince(let millis): "\(Self.prefix)|\(sender)|s|\(millis)"
         }
@@ -95,7 +100,7 @@ struct InvalidationMessage: Hashable, Sendable {
         sender = String(fields[1])
         let argument = fields[3]
         switch fields[2] {
-        case "k", "t", "g":
+        case "k", "t", "g", "p":
             guard var bytes = Data(base64Encoded: String(argument)).map(Array.init) else { return nil }
             if let sealer {
                 guard let opened = sealer.openInvalidation(bytes) else { return nil }
@@ -104,9 +109,12 @@ struct InvalidationMessage: Hashable, Sendable {
             switch fields[2] {
             case "k": kind = .key(bytes)
             case "t": kind = .tag(bytes)
-            default:
+            case "g":
                 guard let parts = Self.fields(of: bytes) else { return nil }
                 kind = .taggedKeys(tag: parts[0], keys: Array(parts.dropFirst()))
+            default:
+                guard let parts = Self.fields(of: bytes) else { return nil }
+                kind = .prefixedKeys(prefix: parts[0], keys: Array(parts.dropFirst()))
             }
         case "a":
             kind = .all
@@ -130,6 +138,11 @@ struct InvalidationMessage: Hashable, Sendable {
         case .tag(let bytes): .tag(String(decoding: bytes, as: UTF8.self))
         case .taggedKeys(let tag, let keys):
             .tag(String(decoding: tag, as: UTF8.self), keys: keys.map { CacheKey(String(decoding: $0, as: UTF8.self)) })
+        case .prefixedKeys(let prefix, let keys):
+            .keyPrefix(
+                String(decoding: prefix, as: UTF8.self),
+                keys: keys.map { CacheKey(String(decoding: $0, as: UTF8.self)) }
+            )
         case .all: .all
         case .storedSince(let millis): .storedSince(Date(millisecondsSince1970: millis))
         }
@@ -142,6 +155,11 @@ extension InvalidationMessage.Kind {
         if let tag = invalidation.tag {
             let keys = invalidation.taggedKeys.map { Array($0.string.utf8) }
             self = keys.isEmpty ? .tag(Array(tag.utf8)) : .taggedKeys(tag: Array(tag.utf8), keys: keys)
+        } else if let prefix = invalidation.keyPrefix {
+            self = .prefixedKeys(
+                prefix: Array(prefix.utf8),
+                keys: invalidation.removedKeys.map { Array($0.string.utf8) }
+            )
         } else if let key = invalidation.key {
             self = .key(Array(key.string.utf8))
         } else if let date = invalidation.storedSince {

@@ -48,8 +48,8 @@ extension PostgresSharedTier {
         count(\.invalidationsSent, metrics.invalidationsSent)
     }
 
-    /// Notifies every other instance of `invalidation`, a tag's, in one logged message, and
-    /// deletes the rows of the keys it names (``SharedInvalidation/taggedKeys``) in the same
+    /// Notifies every other instance of `invalidation`, a tag's or a key prefix's, in one logged
+    /// message, and deletes the rows of the keys it names (``SharedInvalidation/removedKeys``) in the same
     /// statement, so that the message is delivered when they are gone. Tried even while the tier
     /// backs off from failures (slow reads under load opened its breaker, and a purge skipped
     /// then never reached the other instances).
@@ -58,7 +58,7 @@ extension PostgresSharedTier {
     public func broadcast(_ invalidation: SharedInvalidation) async throws {
         let sealer = self.sealer
         let payload = try InvalidationMessage(sender: instanceID, kind: .init(invalidation)).payload(sealer: sealer)
-        let named = invalidation.taggedKeys.flatMap { self.digests(of: $0, sealer: sealer) }
+        let named = invalidation.removedKeys.flatMap { self.digests(of: $0, sealer: sealer) }
         try await perform(timeout: configuration.writeTimeout, duringBackoff: true) { [self] in
             if named.isEmpty {
                 try await notify(payload)
@@ -67,6 +67,35 @@ extension PostgresSharedTier {
             }
         }
         count(\.invalidationsSent, metrics.invalidationsSent)
+    }
+
+    /// The keys of the unexpired rows that start with `prefix`, read a page of 500 rows at a
+    /// time (each page within the write timeout, tried even while the tier backs off: a ban is
+    /// asked for). A plain row is matched by the database on its key column; a sealed row keeps
+    /// its key inside the seal, so every sealed row is read and opened here (one that does not
+    /// open is skipped: no read can return it either).
+    /// - Throws: `CacheError` when the database cannot be reached in time.
+    /// - Complexity: O(rows) read: keys only for plain rows, whole rows for sealed ones.
+    public func keys(withPrefix prefix: String) async throws -> [CacheKey] {
+        let sealer = self.sealer
+        let prefixBytes = Array(prefix.utf8)
+        var found: [CacheKey] = []
+        var from = Int64.min
+        while true {
+            let page = try await perform(timeout: configuration.writeTimeout, duringBackoff: true) { [self, from] in
+                try await selectKeys(prefix: prefixBytes, sealed: sealer != nil, from: from, limit: 500)
+            }
+            for row in page {
+                if let sealer {
+                    guard let key = row.sealedKey(sealer: sealer) else { continue }
+                    if key.starts(with: prefixBytes) { found.append(CacheKey(String(decoding: key, as: UTF8.self))) }
+                } else {
+                    found.append(CacheKey(String(decoding: row.key, as: UTF8.self)))
+                }
+            }
+            guard page.count == 500, let last = page.last?.digest, last < Int64.max else { return found }
+            from = last + 1
+        }
     }
 }
 #endif

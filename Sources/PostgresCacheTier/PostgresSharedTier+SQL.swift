@@ -91,6 +91,56 @@ extension PostgresSharedTier {
         }
     }
 
+    /// Up to `limit` unexpired rows with digests from `from` on, by digest: plain rows whose keys
+    /// start with `prefix` (their key column only), or, for a `sealed` tier, every sealed row
+    /// whole (the caller opens them).
+    func selectKeys(prefix: [UInt8], sealed: Bool, from: Int64, limit: Int) async throws -> [SharedRow] {
+        let now = configuration.now().millisecondsSince1970
+        let rows =
+            sealed
+            ? try await client.query(
+                """
+                SELECT digest, key, metadata, value, flags, value_length, stored_at, expires_at, checksum
+                FROM \(unescaped: table) WHERE digest >= \(from) AND expires_at > \(now)
+                ORDER BY digest LIMIT \(limit)
+                """,
+                logger: logger
+            )
+            : try await client.query(
+                """
+                SELECT digest, key, ''::bytea, ''::bytea, flags, 0::int4, 0::int8, 0::int8, 0::int8
+                FROM \(unescaped: table) WHERE digest >= \(from) AND expires_at > \(now)
+                AND substring(key from 1 for \(Int32(clamping: prefix.count))) = \(ByteBuffer(bytes: prefix))
+                ORDER BY digest LIMIT \(limit)
+                """,
+                logger: logger
+            )
+        return try await Self.sharedRows(rows)
+    }
+
+    /// The rows of a query that selects the columns `SharedRow` holds, in its order.
+    private static func sharedRows(_ rows: PostgresRowSequence) async throws -> [SharedRow] {
+        var decoded: [SharedRow] = []
+        for try await (digest, key, metadata, value, flags, valueLength, storedAt, expiresAt, checksum) in rows.decode(
+            (Int64, ByteBuffer, ByteBuffer, ByteBuffer, Int16, Int32, Int64, Int64, Int64).self
+        ) {
+            decoded.append(
+                SharedRow(
+                    digest: digest,
+                    key: Array(key.readableBytesView),
+                    metadata: Array(metadata.readableBytesView),
+                    value: Array(value.readableBytesView),
+                    flags: SharedRow.Flags(rawValue: flags),
+                    valueLength: valueLength,
+                    storedAtMillis: storedAt,
+                    expiresAtMillis: expiresAt,
+                    checksum: checksum
+                )
+            )
+        }
+        return decoded
+    }
+
     /// The unexpired row with the first of `digests` that has one (one digest but during a key
     /// rotation), or nil.
     func selectRow(digests: [Int64], now: Int64) async throws -> SharedRow? {
@@ -110,29 +160,11 @@ extension PostgresSharedTier {
                 """,
                 logger: logger
             )
-        var found: SharedRow?
-        for try await (digest, key, metadata, value, flags, valueLength, storedAt, expiresAt, checksum) in rows.decode(
-            (Int64, ByteBuffer, ByteBuffer, ByteBuffer, Int16, Int32, Int64, Int64, Int64).self
-        ) {
-            // The current key's row first.
-            if let found, let kept = digests.firstIndex(of: found.digest),
-                kept < digests.firstIndex(of: digest) ?? digests.count
-            {
-                continue
-            }
-            found = SharedRow(
-                digest: digest,
-                key: Array(key.readableBytesView),
-                metadata: Array(metadata.readableBytesView),
-                value: Array(value.readableBytesView),
-                flags: SharedRow.Flags(rawValue: flags),
-                valueLength: valueLength,
-                storedAtMillis: storedAt,
-                expiresAtMillis: expiresAt,
-                checksum: checksum
-            )
+        // The current key's row first.
+        return try await Self.sharedRows(rows).min { row, other in
+            (digests.firstIndex(of: row.digest) ?? digests.count)
+                < (digests.firstIndex(of: other.digest) ?? digests.count)
         }
-        return found
     }
 
     /// Inserts `row`, or replaces the row with its digest, unless a removal made after the row's

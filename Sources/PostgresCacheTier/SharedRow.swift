@@ -116,6 +116,15 @@ package struct SharedRow: Hashable, Sendable {
         return CacheEntry(value: value, metadata: metadata, storedAt: Date(millisecondsSince1970: storedAtMillis))
     }
 
+    /// The key inside a sealed row, or nil when the row is not sealed, fails its checksum or does
+    /// not open with `sealer`'s keys.
+    package func sealedKey(sealer: RowSealer) -> [UInt8]? {
+        guard flags.contains(.sealed), checksum == computeChecksum(),
+            let payload = sealer.open(value, header: header)
+        else { return nil }
+        return Self.parts(of: payload)?.key
+    }
+
     /// The fixed-width columns, as the checksum and the seal's associated data take them.
     var header: [UInt8] {
         var bytes: [UInt8] = []

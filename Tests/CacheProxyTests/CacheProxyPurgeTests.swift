@@ -44,6 +44,35 @@ import Testing
         try await f.stop()
     }
 
+    /// `PURGE /prefix*`: with the token, every response whose URL starts with it goes (a query and a
+    /// longer path included); without it, or with a wrong one, 401 and nothing goes.
+    @Test func aBanWithTheTokenRemovesEveryURLUnderThePrefix() async throws {
+        let f = try await ProxyFixture.start(purgeToken: Self.token)
+        let banned = ["/static/a.css", "/static/b.js?v=2", "/static-old/c"]
+        let kept = ["/stat", "/api/static/d", "/"]
+        for path in banned + kept {
+            f.origin.setDefault(.ok(path, headers: [("Cache-Control", "max-age=600")]), for: path)
+            _ = try await f.send(path)
+            #expect(try await f.send(path).cache == "HIT")
+        }
+        for refused in [[], [("Authorization", "Bearer wrong-token-0123456789abc")]] {
+            let answer = try await f.send("/static*", method: Self.purge, headers: refused)
+            #expect(answer.status == 401 && answer.headers["WWW-Authenticate"] == ["Bearer"])
+            for path in banned { #expect(try await f.send(path).cache == "HIT") }
+        }
+
+        let answer = try await f.send(
+            "/static*",
+            method: Self.purge,
+            headers: [("Authorization", "Bearer \(Self.token)")]
+        )
+        #expect(answer.status == 200 && answer.body == "banned 3\n" && answer.cache == "PURGE")
+        for path in banned { #expect(try await f.send(path).cache == "MISS") }
+        for path in kept { #expect(try await f.send(path).cache == "HIT") }
+        #expect(f.origin.requests.allSatisfy { $0.method != "PURGE" })  // never forwarded
+        try await f.stop()
+    }
+
     @Test func withoutATokenPurgeIsNotAllowed() async throws {
         let f = try await ProxyFixture.start()
         f.origin.setDefault(.ok("v", headers: [("Cache-Control", "max-age=600")]), for: "/doc")

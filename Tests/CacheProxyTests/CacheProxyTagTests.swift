@@ -199,7 +199,53 @@ import Testing
             held,
             "the other proxy still served /a from its own tiers; sender: \(tiers[0].statistics), other: \(tiers[1].statistics)"
         )
+        // A ban by prefix on the other proxy reaches the first.
+        let first = proxies[0]
+        for path in ["/b", "/c"] {
+            _ = try await first.send(path)
+            #expect(try await first.send(path).cache == "HIT")
+        }
+        let banned = try await other.send("/b*", method: Self.purge, headers: [Self.authorized])
+        #expect(banned.status == 200)
+        let (gone, _) = try await poll(timeout: .seconds(30)) { (try? await first.send("/b").cache) == "MISS" }
+        #expect(gone, "the first proxy still served /b after the other's ban")
+        #expect(try await first.send("/c").cache == "HIT")
         for proxy in proxies { try await proxy.stopProxy() }
+        await origin.stop()
+    }
+
+    /// With the shared tier unreachable, a purge by tag or a ban removes what this proxy holds and
+    /// answers 503: the other instances did not hear of it, and the operator must try again.
+    @Test func aPurgeThatCannotReachTheOtherInstancesAnswers503() async throws {
+        let origin = try await TestOrigin.start(keepAlive: false)
+        Self.tagged(origin)
+        // Nothing listens on port 1: every statement fails at once.
+        let tier = try PostgresSharedTier(
+            configuration: .init(
+                url: "postgres://nobody@127.0.0.1:1/none",
+                sweepInterval: .seconds(3600),
+                readTimeout: .milliseconds(100),
+                writeTimeout: .milliseconds(200),
+                connectTimeout: .milliseconds(100)
+            )
+        )
+        let f = try await ProxyFixture.start(origin: origin, purgeToken: Self.token) { $0.cache.shared = tier }
+        for path in ["/a", "/b", "/c"] {
+            _ = try await f.send(path)
+            #expect(try await f.send(path).cache == "HIT")
+        }
+        let purged = try await f.send(
+            "/",
+            method: Self.purge,
+            headers: [Self.authorized, ("Surrogate-Key", "product-1")]
+        )
+        #expect(purged.status == 503 && purged.body.contains("did not reach the other instances"))
+        #expect(try await f.send("/a").cache == "MISS")
+        let banned = try await f.send("/b*", method: Self.purge, headers: [Self.authorized])
+        #expect(banned.status == 503 && banned.body.contains("not reached"))
+        #expect(try await f.send("/b").cache == "MISS")
+        #expect(try await f.send("/c").cache == "HIT")
+        try await f.stopProxy()
         await origin.stop()
     }
 }

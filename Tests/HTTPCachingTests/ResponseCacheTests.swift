@@ -219,6 +219,52 @@ import Testing
         #expect(await cache.cachedResponse(for: Self.request("https://h.example/old")) == nil)
     }
 
+    /// A URL prefix removes every response under it, from memory and disk, with all variants and
+    /// HEAD's; the prefix is normalized as keys are (host case, default port); nothing else goes.
+    @Test func aURLPrefixRemovesEveryResponseUnderIt() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try ResponseCache(configuration: Self.configuration(directory))
+            let vary: [(HTTPField.Name, String)] = [(.vary, "Accept-Language")]
+            for language in ["en", "fr"] {
+                try await cache.storeCachedResponse(
+                    Self.response(language, vary),
+                    for: Self.request("https://h.example/static/doc", [(.acceptLanguage, language)])
+                )
+            }
+            let under = ["https://h.example/static/a?v=1", "https://h.example/static-old/b"]
+            let kept = ["https://h.example/stat", "https://h.example/api/static/c", "https://other.example/static/d"]
+            for url in under + kept { try await cache.storeCachedResponse(Self.response(url), for: Self.request(url)) }
+            try await cache.storeCachedResponse(
+                Self.response("head"),
+                for: Self.request("https://h.example/static/h", method: .head)
+            )
+
+            let removed = try await cache.removeCachedResponses(
+                withURLPrefix: Self.request("https://H.EXAMPLE:443/static")
+            )
+
+            #expect(removed == 4)  // doc (two variants), a, b, h
+            for language in ["en", "fr"] {
+                let request = Self.request("https://h.example/static/doc", [(.acceptLanguage, language)])
+                #expect(await cache.cachedResponse(for: request) == nil)
+            }
+            for url in under { #expect(await cache.cachedResponse(for: Self.request(url)) == nil) }
+            #expect(await cache.cachedResponse(for: Self.request("https://h.example/static/h", method: .head)) == nil)
+            for url in kept { #expect(body(await cache.cachedResponse(for: Self.request(url))) == url) }
+            // On disk too: a cache reopened on the directory finds none of them.
+            try await cache.close()
+            let reopened = try ResponseCache(configuration: Self.configuration(directory))
+            for url in under { #expect(await reopened.cachedResponse(for: Self.request(url)) == nil) }
+            #expect(body(await reopened.cachedResponse(for: Self.request(kept[0]))) == kept[0])
+            // A prefix without scheme or authority is refused.
+            let bare = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/static")
+            let error = await #expect(throws: HTTPCachingError.self) {
+                try await reopened.removeCachedResponses(withURLPrefix: bare)
+            }
+            #expect(error?.code == .invalidArgument)
+        }
+    }
+
     /// Metadata that no longer decodes is a miss and is dropped, never a crash or wrong bytes.
     @Test func undecodableRecordIsAMissAndIsDropped() async throws {
         try await withTemporaryDirectory { directory in

@@ -47,6 +47,21 @@ import Testing
         }
     }
 
+    /// A ban on a sealed tier reads each row's key from inside its seal: only a row that opens
+    /// with the tier's keys gives one.
+    @Test func aSealedRowsKeyOpensOnlyWithItsKeysAndIntact() throws {
+        let sealer = RowSealer(key: .random())
+        let row = try SharedRow.encode(Self.entry, for: Self.key, expiresAtMillis: 1_800_000_000_000, sealer: sealer)
+        #expect(row.sealedKey(sealer: sealer) == Array(Self.key.string.utf8))
+        #expect(row.sealedKey(sealer: RowSealer(key: .random())) == nil)
+        var damaged = row
+        damaged.value[damaged.value.count / 2] ^= 1
+        damaged.checksum = damaged.computeChecksum()
+        #expect(damaged.sealedKey(sealer: sealer) == nil)
+        let plain = try SharedRow.encode(Self.entry, for: Self.key, expiresAtMillis: 1_800_000_000_000, sealer: nil)
+        #expect(plain.sealedKey(sealer: sealer) == nil)
+    }
+
     @Test func aDigestCollisionIsAMissAndKeysMustMatchTheCipher() throws {
         let row = try SharedRow.encode(Self.entry, for: Self.key, expiresAtMillis: 0, sealer: nil)
         #expect(throws: SharedRow.Failure.otherKey) { try row.decode(for: "other", sealer: nil) }
@@ -88,12 +103,21 @@ import Testing
                     keys: [Array("GET https://x/1".utf8), [], Array("\u{0}é|x".utf8)]
                 )
             ),
+            InvalidationMessage(
+                sender: "abc",
+                kind: .prefixedKeys(
+                    prefix: Array("GET https://x/static/".utf8),
+                    keys: [Array("GET https://x/static/1".utf8)]
+                )
+            ),
+            InvalidationMessage(sender: "abc", kind: .prefixedKeys(prefix: Array("GET https://x/".utf8), keys: [])),
         ]
         for message in messages {
             let payload = try message.payload(sealer: sealer)
             #expect(InvalidationMessage(payload: payload, sealer: sealer) == message)
             #expect(InvalidationMessage.Kind(message.invalidation) == message.kind)
             if sealed, case .key = message.kind { #expect(!payload.contains("https")) }
+            if case .prefixedKeys = message.kind { #expect(payload.split(separator: "|")[2] == "p") }
         }
         // Sealed, a tag is as unreadable in the database as a key.
         let tag = try InvalidationMessage(sender: "abc", kind: .tag(Array("news".utf8))).payload(sealer: sealer)

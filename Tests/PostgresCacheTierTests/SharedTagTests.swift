@@ -178,6 +178,7 @@ struct RemovalFailingTier: CacheTier {
     }
     func removeAll() async throws { try await base.removeAll() }
     func removeEntries(storedSince date: Date) async throws -> Int { try await base.removeEntries(storedSince: date) }
+    func keys(withPrefix prefix: String) async throws -> [CacheKey] { try await base.keys(withPrefix: prefix) }
     var tierUsage: CacheUsage { get async { await base.tierUsage } }
     func close() async throws { try await base.close() }
     func reopen(encryption: DiskEncryption?) async throws { try await base.reopen(encryption: encryption) }

@@ -88,23 +88,41 @@ extension DiskStore {
     /// Every live entry's key, sizes and date, read from its record (a damaged record is dropped).
     package func listEntries() -> [ListedEntry] {
         var listed: [ListedEntry] = []
+        forEachLiveRecord { header, key in
+            listed.append(
+                ListedEntry(
+                    key: key,
+                    valueBytes: header.originalValueLength,
+                    storedValueBytes: header.storedValueLength,
+                    storedBytes: header.recordLength,
+                    storedAt: Date(millisecondsSince1970: header.storedAtMillis)
+                )
+            )
+        }
+        return listed.sorted { $0.key < $1.key }
+    }
+
+    /// The live keys that start with `prefix` (UTF-8, byte for byte), read from their records:
+    /// the index keeps digests, not keys (a damaged record is dropped).
+    /// - Complexity: O(bytes of the live records): each is read, and opened when encrypted.
+    package func keys(withPrefix prefix: String) -> [CacheKey] {
+        var found: [CacheKey] = []
+        forEachLiveRecord { _, key in
+            if key.utf8.starts(with: prefix.utf8) { found.append(CacheKey(key)) }
+        }
+        return found
+    }
+
+    /// Calls `body` with the header and key of every live record, read and opened.
+    private func forEachLiveRecord(_ body: (RecordHeader, String) -> Void) {
         for location in index.filter({ _ in true }) {
             guard let record = readPlainRecord(location) else { continue }
             record.withUnsafeBytes { bytes in
                 guard let header = RecordFormat.parseHeader(bytes),
                     let key = RecordFormat.recordKeyString(bytes, header: header)
                 else { return }
-                listed.append(
-                    ListedEntry(
-                        key: key,
-                        valueBytes: header.originalValueLength,
-                        storedValueBytes: header.storedValueLength,
-                        storedBytes: header.recordLength,
-                        storedAt: Date(millisecondsSince1970: header.storedAtMillis)
-                    )
-                )
+                body(header, key)
             }
         }
-        return listed.sorted { $0.key < $1.key }
     }
 }

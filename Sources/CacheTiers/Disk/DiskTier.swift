@@ -170,6 +170,14 @@ public actor DiskTier: Service {
         return try store.removeEntries(storedSince: date)
     }
 
+    /// The keys held that start with `prefix` (compared byte for byte in UTF-8).
+    /// - Complexity: O(bytes held): the index keeps digests, so every live record is read (and
+    ///   opened, in an encrypted tier) for its key.
+    public func keys(withPrefix prefix: String) async throws -> [CacheKey] {
+        try store.checkOpen()
+        return store.keys(withPrefix: prefix)
+    }
+
     /// Current usage.
     public var usage: Usage {
         Usage(

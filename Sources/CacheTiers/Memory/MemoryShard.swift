@@ -319,6 +319,20 @@ package struct MemoryShard {
         totalCost = 0
     }
 
+    /// The keys held that start with `prefix`.
+    /// - Complexity: O(n).
+    package func keys(withPrefix prefix: String) -> [CacheKey] {
+        var found: [CacheKey] = []
+        for head in [small.head, main.head] {
+            var slot = head
+            while slot != Self.none {
+                if let key = nodes[Int(slot)].key, key.string.utf8.starts(with: prefix.utf8) { found.append(key) }
+                slot = nodes[Int(slot)].next
+            }
+        }
+        return found
+    }
+
     /// Removes the entries stored at or after `date`.
     /// - Returns: how many entries were removed.
     /// - Complexity: O(n).

@@ -344,6 +344,17 @@ public final class MemoryTier: Sendable {
         return removed
     }
 
+    /// The keys held that start with `prefix` (compared byte for byte in UTF-8), read one shard
+    /// at a time: a key stored meanwhile in a shard already read is not among them.
+    /// - Complexity: O(n).
+    package func keys(withPrefix prefix: String) -> [CacheKey] {
+        var found: [CacheKey] = []
+        for index in 0..<shards.count {
+            found += shards.withLock(index) { $0.keys(withPrefix: prefix) }
+        }
+        return found
+    }
+
     /// The bytes and entries held, summed over the shards one at a time (so not an atomic
     /// snapshot while other tasks write).
     /// - Complexity: O(shardCount).

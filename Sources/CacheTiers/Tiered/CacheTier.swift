@@ -24,6 +24,10 @@ public protocol CacheTier: Sendable {
     func removeAll() async throws
     /// Removes the entries stored at or after `date`; returns how many.
     func removeEntries(storedSince date: Date) async throws -> Int
+    /// The keys held that start with `prefix` (byte for byte in UTF-8), for a removal by prefix
+    /// (``TieredCache/removeEntries(withKeyPrefix:)``). The default implementation, for a tier
+    /// that cannot list its keys, throws ``CacheError/Code/invalidArgument``.
+    func keys(withPrefix prefix: String) async throws -> [CacheKey]
     /// The bytes and entries the tier holds now, as it counts them.
     var tierUsage: CacheUsage { get async }
     /// Releases what the tier holds open (files, connections); later calls fail or miss.
@@ -34,6 +38,13 @@ public protocol CacheTier: Sendable {
     /// Removes everything a closed tier stores (its files, its rows), so that ``reopen(encryption:)``
     /// starts empty, with any key.
     func reset() async throws
+}
+
+extension CacheTier {
+    /// A tier that cannot list its keys: throws ``CacheError/Code/invalidArgument``.
+    public func keys(withPrefix prefix: String) async throws -> [CacheKey] {
+        throw CacheError(code: .invalidArgument, message: "the tier \(Self.self) cannot list its keys")
+    }
 }
 
 /// How much a tier holds.

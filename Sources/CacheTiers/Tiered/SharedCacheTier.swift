@@ -39,6 +39,12 @@ public protocol SharedCacheTier: Sendable {
     /// hears of it, no read brings them back. The removals above broadcast their own.
     /// - Throws: when the tier could not be reached.
     func broadcast(_ invalidation: SharedInvalidation) async throws
+    /// The keys of the unexpired entries that start with `prefix` (byte for byte in UTF-8), for a
+    /// removal by prefix (``TieredCache/removeEntries(withKeyPrefix:)``), which removes them and
+    /// tells the other instances with ``SharedInvalidation/keyPrefix(_:keys:)``.
+    /// - Throws: when the tier could not be reached; the default implementation, for a tier that
+    ///   cannot list its keys, throws ``CacheError/Code/invalidArgument``.
+    func keys(withPrefix prefix: String) async throws -> [CacheKey]
     /// The bytes and entries the tier holds, or nil when it cannot be reached.
     var sharedUsage: CacheUsage? { get async }
     /// The tier's background work (connections, expiry sweeps, listening for other instances'
@@ -59,6 +65,11 @@ public protocol SharedCacheTier: Sendable {
 }
 
 extension SharedCacheTier {
+    /// A tier that cannot list its keys: throws ``CacheError/Code/invalidArgument``.
+    public func keys(withPrefix prefix: String) async throws -> [CacheKey] {
+        throw CacheError(code: .invalidArgument, message: "the shared tier \(Self.self) cannot list its keys")
+    }
+
     /// A tier that cannot seal: refuses every key (``CacheError/Code/invalidArgument``) and
     /// accepts nil.
     public func useEncryption(_ encryption: DiskEncryption?) throws {
@@ -79,6 +90,7 @@ public struct SharedInvalidation: Hashable, Sendable, CustomStringConvertible {
         case all
         case storedSince(Date)
         case tag(String, keys: [CacheKey])
+        case keyPrefix(String, keys: [CacheKey])
     }
 
     private let base: Base
@@ -99,6 +111,12 @@ public struct SharedInvalidation: Hashable, Sendable, CustomStringConvertible {
     /// other instance drops them whatever its own member lists name (an instance that read a
     /// tagged entry from the shared tier does not know its tag).
     public static func tag(_ tag: String, keys: [CacheKey]) -> Self { Self(.tag(tag, keys: keys)) }
+
+    /// The entries whose keys start with `prefix` (a ban), and the `keys` the invalidating
+    /// instance removed for it: a shared tier removes them with the message, as for
+    /// ``tag(_:keys:)``, and every other instance drops them and its own keys with the prefix
+    /// (memory-only entries, which only it knows of, among them).
+    public static func keyPrefix(_ prefix: String, keys: [CacheKey]) -> Self { Self(.keyPrefix(prefix, keys: keys)) }
 
     /// The key, for a one-key invalidation.
     public var key: CacheKey? {
@@ -127,12 +145,28 @@ public struct SharedInvalidation: Hashable, Sendable, CustomStringConvertible {
         return []
     }
 
+    /// The prefix, for an invalidation by key prefix (``keyPrefix(_:keys:)``).
+    public var keyPrefix: String? {
+        if case .keyPrefix(let prefix, _) = base { return prefix }
+        return nil
+    }
+
+    /// The keys the invalidating instance removed, which a shared tier removes with the message:
+    /// a tag's (``taggedKeys``) or a prefix's; empty otherwise.
+    public var removedKeys: [CacheKey] {
+        switch base {
+        case .tag(_, let keys), .keyPrefix(_, let keys): keys
+        case .key, .all, .storedSince: []
+        }
+    }
+
     public var description: String {
         switch base {
         case .key(let key): "key(\(key))"
         case .all: "all"
         case .storedSince(let date): "storedSince(\(date))"
         case .tag(let tag, let keys): keys.isEmpty ? "tag(\(tag))" : "tag(\(tag), \(keys.count) keys)"
+        case .keyPrefix(let prefix, let keys): "keyPrefix(\(prefix), \(keys.count) keys)"
         }
     }
 }

@@ -76,4 +76,51 @@ extension TieredCache {
             if let firstError { throw firstError }
         }
     }
+
+    /// Removes every entry whose key starts with `prefix` (byte for byte in UTF-8) from every
+    /// tier, and tells every other instance sharing the shared tier to do the same: a ban, as an
+    /// HTTP cache bans a URL prefix. Each key is removed as ``remove(_:)`` removes one (final, and
+    /// ordered after the writes queued for the shared tier before it); the other instances hear of
+    /// it in one message (``SharedInvalidation/keyPrefix(_:keys:)``), which also removes the keys
+    /// from the shared tier, and each drops its own keys with the prefix, memory-only ones
+    /// included.
+    /// - Parameter prefix: the prefix; an empty one is refused (``removeAll()`` removes
+    ///   everything).
+    /// - Returns: the keys removed here: those memory, the lower tiers and the shared tier held.
+    /// - Throws: ``CacheError/Code/invalidArgument`` for an empty prefix or a lower tier that
+    ///   cannot list its keys (nothing is removed then); ``CacheError/Code/closed`` when the cache
+    ///   is closed; a lower tier's error; ``CacheError/Code/io`` when the shared tier could not be
+    ///   listed or the other instances told (the keys held here are gone all the same). Calling it
+    ///   again is harmless and reaches what is left.
+    /// - Complexity: O(entries in memory), plus the lower tiers' listing (the disk tier reads
+    ///   every live record) and the shared tier's, plus one removal per key found.
+    @discardableResult
+    public func removeEntries(withKeyPrefix prefix: String) async throws -> [CacheKey] {
+        guard !prefix.isEmpty else {
+            throw CacheError(code: .invalidArgument, message: "a key prefix must not be empty")
+        }
+        try lifecycle.checkOpen()
+        var keys = Set(memory.keys(withPrefix: prefix))
+        for tier in lowerTiers { keys.formUnion(try await tier.keys(withPrefix: prefix)) }
+        // The shared tier down does not keep this instance's copies: they go, and the error
+        // says that the shared tier and the other instances were not reached.
+        var unreached: (any Error)?
+        let sharing = shared != nil && !lifecycle.isSharedDetached
+        if let shared, sharing {
+            do { keys.formUnion(try await shared.keys(withPrefix: prefix)) } catch { unreached = error }
+        }
+        let found = keys.sorted { $0.string < $1.string }
+        for key in found { try await remove(key, broadcasting: false) }
+        if let shared, sharing {
+            do { try await shared.broadcast(.keyPrefix(prefix, keys: found)) } catch { unreached = unreached ?? error }
+        }
+        if let unreached {
+            throw CacheError(
+                code: .io,
+                message: "removed \(found.count) entries here, but the shared tier and the other instances were not "
+                    + "reached: \(unreached)"
+            )
+        }
+        return found
+    }
 }

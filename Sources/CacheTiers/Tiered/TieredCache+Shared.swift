@@ -172,7 +172,18 @@ extension TieredCache {
             }
             if let writeThrough, let cutOff { await forget(cutOff, in: writeThrough) }
         }
-        for key in invalidation.taggedKeys { await dropHere(key) }
+        if let prefix = invalidation.keyPrefix {
+            // Another instance's ban: what it removed, and what only this instance holds (its
+            // memory-only entries, and what it stored after the other listed the shared tier).
+            var keys = Set(invalidation.removedKeys)
+            keys.formUnion(memory.keys(withPrefix: prefix))
+            for tier in lowerTiers {
+                await dropBelow { keys.formUnion(try await tier.keys(withPrefix: prefix)) }
+            }
+            for key in keys { await dropHere(key) }
+        } else {
+            for key in invalidation.removedKeys { await dropHere(key) }
+        }
     }
 
     /// Drops `key` from memory and every lower tier. A write of the key this instance queued

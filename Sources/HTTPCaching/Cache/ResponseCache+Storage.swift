@@ -211,6 +211,45 @@ extension ResponseCache {
         }
     }
 
+    /// Removes every response whose URL starts with the URL of `prefix` (a ban, as an operator
+    /// bans `/static/` in Varnish): the `GET` and `HEAD` responses stored for URLs with its
+    /// scheme and authority whose path (query included) starts with its path, with all their
+    /// variants; with a shared tier (``Configuration/shared``), on every instance.
+    ///
+    /// ```swift
+    /// let prefix = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/tasks/")
+    /// let removed = try await cache.removeCachedResponses(withURLPrefix: prefix)
+    /// ```
+    /// The prefix is compared byte for byte on the normalized URL (scheme and host lowercased, the
+    /// default port dropped): `/tasks` also covers `/tasks?page=2` and `/tasks-archive`.
+    /// - Parameter prefix: a request whose scheme, authority and path name the prefix; its method
+    ///   and fields are not used.
+    /// - Returns: how many URLs held a response and were removed.
+    /// - Throws: ``HTTPCachingError/Code/invalidArgument`` for a request without scheme or
+    ///   authority; ``HTTPCachingError/Code/closed`` when the cache is closed;
+    ///   ``HTTPCachingError/Code/storage`` with a tier's error, or when the other instances could
+    ///   not be told (the responses are gone here all the same; calling it again reaches them).
+    /// - Complexity: O(entries in memory), plus a read of every live record on disk (the disk
+    ///   tier's index keeps digests, not keys) and of the shared tier's keys (every row, when its
+    ///   rows are sealed).
+    @discardableResult
+    public func removeCachedResponses(withURLPrefix prefix: HTTPRequest) async throws(HTTPCachingError) -> Int {
+        var removed = Set<String>()
+        for method in [HTTPRequest.Method.get, .head] {
+            guard let key = Self.primaryKey(for: prefix, method: method) else {
+                throw HTTPCachingError(code: .invalidArgument, message: "a URL prefix needs a scheme and an authority")
+            }
+            let keys = try await HTTPCachingError.storage("removing the responses under a URL prefix") {
+                try await tiers.removeEntries(withKeyPrefix: key.string)
+            }
+            // A variant's key is its URL's key, a unit separator and more: count URLs once.
+            for key in keys {
+                removed.insert(String(key.string.prefix { $0 != "\u{1F}" }))
+            }
+        }
+        return removed.count
+    }
+
     // MARK: - Records
 
     /// The record under `key`, read through the tiers and kept decoded in memory; nil on a miss

@@ -40,17 +40,31 @@ extension ResponseCache {
     ///   (with a shared tier, also from the database: 64 reads).
     @discardableResult
     public func invalidate(tag: String) async throws(HTTPCachingError) -> Int {
-        let (removed, keys) = try await invalidateHere(tag: tag)
-        guard tiers.shared != nil else { return removed }
-        do {
-            try await tiers.broadcastTagInvalidation(tag, removedKeys: keys)
-        } catch {
+        let (removed, unreached) = try await invalidateEverywhere(tag: tag)
+        if let unreached {
             configuration.logger.warning(
                 "the tag's invalidation did not reach the other instances",
-                metadata: ["tag": "\(tag)", "error": "\(error)"]
+                metadata: ["tag": "\(tag)", "error": "\(unreached)"]
             )
         }
         return removed
+    }
+
+    /// ``invalidate(tag:)`` for a caller that must know whether the other instances heard of it
+    /// (a proxy's purge answers 503 when they did not, so that the operator tries again).
+    /// - Returns: how many URLs were removed here, and the shared tier's error when the message
+    ///   could not be sent (nil when it was, or without a shared tier).
+    package func invalidateEverywhere(
+        tag: String
+    ) async throws(HTTPCachingError) -> (removed: Int, unreached: (any Error)?) {
+        let (removed, keys) = try await invalidateHere(tag: tag)
+        guard tiers.shared != nil else { return (removed, nil) }
+        do {
+            try await tiers.broadcastTagInvalidation(tag, removedKeys: keys)
+        } catch {
+            return (removed, error)
+        }
+        return (removed, nil)
     }
 
     /// Removes the responses that this instance's member lists, and the shared tier's, name for

@@ -21,6 +21,7 @@ final class FakeSharedTier: SharedCacheTier {
         var reads = 0
         var broadcasts: [SharedInvalidation] = []
         var failsRemovals = false
+        var failsBroadcasts = false
     }
 
     private let state = Mutex(State())
@@ -50,6 +51,8 @@ final class FakeSharedTier: SharedCacheTier {
 
     /// Makes removals throw (the tier is down for them) or succeed again.
     func failRemovals(_ fails: Bool) { state.withLock { $0.failsRemovals = fails } }
+    /// Makes every broadcast throw, as an unreachable database does.
+    func failBroadcasts(_ fails: Bool) { state.withLock { $0.failsBroadcasts = fails } }
 
     func entry(for key: CacheKey) async -> CacheEntry? {
         state.withLock {
@@ -83,10 +86,15 @@ final class FakeSharedTier: SharedCacheTier {
     func removeAll() async throws { state.withLock { $0.stored = [:] } }
 
     func broadcast(_ invalidation: SharedInvalidation) async throws {
-        state.withLock {
+        try state.withLock {
+            if $0.failsBroadcasts { throw CacheError(code: .io, message: "the shared tier is down") }
             $0.broadcasts.append(invalidation)
-            for key in invalidation.taggedKeys { $0.stored[key] = nil }
+            for key in invalidation.removedKeys { $0.stored[key] = nil }
         }
+    }
+
+    func keys(withPrefix prefix: String) async throws -> [CacheKey] {
+        state.withLock { state in state.stored.keys.filter { $0.string.hasPrefix(prefix) } }
     }
 
     func removeEntries(storedSince date: Date) async throws {
