@@ -66,9 +66,13 @@ struct ProxyHandler: Sendable {
                     }
                 } catch {
                     // The connection closes here, before anything else can be written on it (a
-                    // failure to close is a connection closed already).
+                    // failure to close is a connection closed already). And the error thrown is
+                    // the proxy's own: HummingbirdCore answers a responder that throws an
+                    // `HTTPParserError` (what NIO's decoder of the *origin's* answer throws at an
+                    // early end) as a request it could not parse, with a 400 written after the
+                    // bytes already sent, which the client read as the rest of its body.
                     try? await channel.close()
-                    throw error
+                    throw BodyBrokeOff(cause: "\(error)")
                 }
                 try await writer.finish(nil)
             }
@@ -273,5 +277,12 @@ struct ProxyHandler: Sendable {
     }
 
     private static let host = HTTPField.Name("Host")!
+}
+
+/// A streamed body that broke off, as the responder throws it: never the transport's own error,
+/// which HummingbirdCore could take for one of the client's request.
+struct BodyBrokeOff: Error, CustomStringConvertible {
+    var cause: String
+    var description: String { "the upstream's body broke off: \(cause)" }
 }
 #endif

@@ -101,6 +101,32 @@ import TestOriginSupport
         await origin.stop()
     }
 
+    /// An answer of declared length whose body breaks off with the origin decoder's own error
+    /// (`HTTPParserError`, what NIO's response decoder throws at an early end). HummingbirdCore
+    /// answers a responder that throws an `HTTPParserError` as a request it could not parse: it
+    /// wrote `HTTP/1.1 400` on the client's connection, whose first five bytes then completed a
+    /// 10-byte body cut at five ("01234HTTP/"), a short body presented as whole. The proxy now
+    /// closes the connection and throws an error of its own.
+    @Test func anOriginParseErrorMidBodyNeverReachesTheClientAsBytes() async throws {
+        let configuration = CacheProxy.Configuration(
+            upstream: try Upstream("http://origin.invalid"),
+            listen: .loopback(port: 0),
+            cache: ResponseCache.Configuration(mode: .shared),
+            cacheStatusHeader: HTTPField.Name("X-Cache")
+        )
+        let running = try await RunningProxy.start(configuration, transport: BreakingTransport())
+        let response = try await Self.get(running.port, "/a")
+        #expect(response.headers.first(name: "Content-Length") == "10")
+        var received = ByteBuffer()
+        let error = await #expect(throws: (any Error).self) {
+            var parts = response.body.makeAsyncIterator()
+            while let part = try await parts.next() { received.writeImmutableBuffer(part) }
+        }
+        #expect(error != nil)
+        #expect(String(buffer: received) == "01234")
+        try await running.stop()
+    }
+
     @Test func aClientThatLeavesMidBodyDoesNotStopTheStore() async throws {
         let origin = try await RawOrigin.start { _, _ in Array((Self.head + Self.firstHalf).utf8) }
         let (running, transport) = try await Self.proxy(origin)
@@ -195,6 +221,40 @@ import TestOriginSupport
         f.origin.setDefault(.respond(status: 200, body: Array("ok".utf8)), for: "/after")
         #expect(try await f.send("/after").body == "ok")
         try await f.stop()
+    }
+}
+
+/// A transport whose answers declare 10 bytes and break off after five with the error NIO's
+/// response decoder throws at an early end of the connection.
+private struct BreakingTransport: StreamingHTTPTransport {
+    func send(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration) async throws -> HTTPTransportResponse {
+        throw HTTPParserError.invalidEOFState
+    }
+
+    func stream(
+        _ request: HTTPRequest,
+        body: [UInt8]?,
+        bodyParts: RequestBodySource?,
+        timeout: Duration
+    ) async throws -> StreamedTransportResponse {
+        let sent = Mutex(false)
+        return StreamedTransportResponse(
+            response: HTTPResponse(status: .ok, headerFields: [.contentLength: "10", .cacheControl: "max-age=600"]),
+            body: ResponseBodySource(
+                next: {
+                    guard
+                        sent.withLock({ sent in
+                            defer { sent = true }
+                            return !sent
+                        })
+                    else {
+                        throw HTTPParserError.invalidEOFState
+                    }
+                    return Array("01234".utf8)
+                },
+                cancel: {}
+            )
+        )
     }
 }
 #endif
