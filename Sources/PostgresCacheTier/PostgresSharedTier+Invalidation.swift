@@ -2,6 +2,8 @@
 
 #if PostgreSQL
 public import CacheTiers
+import NIOCore
+import PostgresNIO
 
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
@@ -96,6 +98,33 @@ extension PostgresSharedTier {
             guard page.count == 500, let last = page.last?.digest, last < Int64.max else { return found }
             from = last + 1
         }
+    }
+
+    /// Up to `limit` unexpired rows with digests from `from` on, by digest: plain rows whose keys
+    /// start with `prefix` (their key column only), or, for a `sealed` tier, every sealed row
+    /// whole (the caller opens them).
+    func selectKeys(prefix: [UInt8], sealed: Bool, from: Int64, limit: Int) async throws -> [SharedRow] {
+        let now = configuration.now().millisecondsSince1970
+        let rows =
+            sealed
+            ? try await client.query(
+                """
+                SELECT digest, key, metadata, value, flags, value_length, stored_at, expires_at, checksum
+                FROM \(unescaped: configuration.tableName) WHERE digest >= \(from) AND expires_at > \(now)
+                ORDER BY digest LIMIT \(limit)
+                """,
+                logger: configuration.logger
+            )
+            : try await client.query(
+                """
+                SELECT digest, key, ''::bytea, ''::bytea, flags, 0::int4, 0::int8, 0::int8, 0::int8
+                FROM \(unescaped: configuration.tableName) WHERE digest >= \(from) AND expires_at > \(now)
+                AND substring(key from 1 for \(Int32(clamping: prefix.count))) = \(ByteBuffer(bytes: prefix))
+                ORDER BY digest LIMIT \(limit)
+                """,
+                logger: configuration.logger
+            )
+        return try await Self.sharedRows(rows)
     }
 }
 #endif

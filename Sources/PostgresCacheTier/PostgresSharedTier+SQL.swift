@@ -91,35 +91,8 @@ extension PostgresSharedTier {
         }
     }
 
-    /// Up to `limit` unexpired rows with digests from `from` on, by digest: plain rows whose keys
-    /// start with `prefix` (their key column only), or, for a `sealed` tier, every sealed row
-    /// whole (the caller opens them).
-    func selectKeys(prefix: [UInt8], sealed: Bool, from: Int64, limit: Int) async throws -> [SharedRow] {
-        let now = configuration.now().millisecondsSince1970
-        let rows =
-            sealed
-            ? try await client.query(
-                """
-                SELECT digest, key, metadata, value, flags, value_length, stored_at, expires_at, checksum
-                FROM \(unescaped: table) WHERE digest >= \(from) AND expires_at > \(now)
-                ORDER BY digest LIMIT \(limit)
-                """,
-                logger: logger
-            )
-            : try await client.query(
-                """
-                SELECT digest, key, ''::bytea, ''::bytea, flags, 0::int4, 0::int8, 0::int8, 0::int8
-                FROM \(unescaped: table) WHERE digest >= \(from) AND expires_at > \(now)
-                AND substring(key from 1 for \(Int32(clamping: prefix.count))) = \(ByteBuffer(bytes: prefix))
-                ORDER BY digest LIMIT \(limit)
-                """,
-                logger: logger
-            )
-        return try await Self.sharedRows(rows)
-    }
-
     /// The rows of a query that selects the columns `SharedRow` holds, in its order.
-    private static func sharedRows(_ rows: PostgresRowSequence) async throws -> [SharedRow] {
+    static func sharedRows(_ rows: PostgresRowSequence) async throws -> [SharedRow] {
         var decoded: [SharedRow] = []
         for try await (digest, key, metadata, value, flags, valueLength, storedAt, expiresAt, checksum) in rows.decode(
             (Int64, ByteBuffer, ByteBuffer, ByteBuffer, Int16, Int32, Int64, Int64, Int64).self
