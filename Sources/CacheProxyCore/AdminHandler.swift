@@ -25,7 +25,7 @@ struct AdminHandler: Sendable {
 
     /// The answer to `request` (its body, if any, is not read).
     func answer(_ request: HTTPRequest) async -> (HTTPResponse, [UInt8]) {
-        if Purger.handles(request.method) {
+        if request.method == Purger.method {
             guard let target = ProxyMapping.upstreamRequest(for: request, upstream: upstream) else {
                 return Self.text(.badRequest, "the request target must be a path or an absolute URL\n")
             }

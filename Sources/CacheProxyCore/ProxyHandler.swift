@@ -99,7 +99,7 @@ struct ProxyHandler: Sendable {
     /// `HEAD`, declared longer than ``uploadThreshold`` or chunked; nil otherwise (read whole).
     private func upload(of request: Request) -> Upload? {
         guard request.method != .get, request.method != .head, request.method != .connect,
-            !Purger.handles(request.method)
+            request.method != Purger.method
         else { return nil }
         let declared = request.headers[.contentLength].flatMap { Int($0) }
         if declared == nil, request.headers[.transferEncoding] == nil { return nil }
@@ -170,7 +170,7 @@ struct ProxyHandler: Sendable {
         guard let outgoing = ProxyMapping.upstreamRequest(for: request.head, upstream: upstream) else {
             return .answer(Self.refusal(.badRequest, "the request target must be a path or an absolute URL\n"))
         }
-        if Purger.handles(request.method) {
+        if request.method == Purger.method {
             return .answer(await purger.purge(outgoing, fields: request.headers))
         }
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumRequestBodyBytes {

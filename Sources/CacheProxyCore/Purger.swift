@@ -26,11 +26,6 @@ struct Purger: Sendable {
 
     static let method = HTTPRequest.Method("PURGE")!
 
-    /// Whether `method` is one this answers.
-    static func handles(_ method: HTTPRequest.Method) -> Bool {
-        method == Self.method
-    }
-
     /// The answer to a `PURGE` of `target` whose fields are `fields`.
     func purge(_ target: HTTPRequest, fields: HTTPFields) async -> ProxyHandler.Answer {
         guard let token else {

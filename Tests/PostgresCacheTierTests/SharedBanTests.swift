@@ -70,15 +70,5 @@ extension PostgresSharedTierTests {
     private static func request(_ path: String) -> HTTPRequest {
         HTTPRequest(method: .get, scheme: "https", authority: "static.example", path: path)
     }
-
-    private static func response(_ body: String) -> CachedResponse {
-        let now = Date()
-        return CachedResponse(
-            response: HTTPResponse(status: .ok, headerFields: [.cacheControl: "max-age=600"]),
-            body: Array(body.utf8),
-            requestTime: now,
-            responseTime: now
-        )
-    }
 }
 #endif

@@ -143,7 +143,8 @@ extension PostgresSharedTierTests {
         }
     }
 
-    private static func response(_ body: String) -> CachedResponse {
+    /// A fresh 200 (ten minutes) with `body`, as an origin would answer.
+    static func response(_ body: String) -> CachedResponse {
         let now = Date()
         return CachedResponse(
             response: HTTPResponse(status: .ok, headerFields: [.cacheControl: "max-age=600"]),
