@@ -30,6 +30,8 @@
 # --quick: one round of 2 s, the 1k-hit workload only, no memory run (a smoke test).
 # --workloads LIST: only these, comma-separated (e.g. 1k-hit,64k-hit); the memory run comes with
 # zipf-mix.
+# --memory-budgets LIST: the memory run once per cache budget in bytes, comma-separated (default:
+# zipf-mix's 28000000), each over as many URLs as fill it at the same ratio (100,000 URLs for 28 MB).
 set -euo pipefail
 
 ROUNDS=3
@@ -37,6 +39,7 @@ DURATION=8
 QUICK=0
 BUILD=1
 SELECTED=""
+MEMORY_BUDGETS=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=1; ROUNDS=1; DURATION=2 ;;
@@ -44,7 +47,8 @@ while [ $# -gt 0 ]; do
         --duration) DURATION="$2"; shift ;;
         --no-build) BUILD=0 ;;
         --workloads) SELECTED="$2"; shift ;;
-        -h|--help) sed -n '3,30p' "$0"; exit 0 ;;
+        --memory-budgets) MEMORY_BUDGETS="$2"; shift ;;
+        -h|--help) sed -n '3,34p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -229,8 +233,9 @@ request = function()
     return wrk.format("GET", "/vary", { ["Accept-Encoding"] = spellings[n % 3 + 1] })
 end
 EOF
-cat >"$WORK/zipf.lua" <<EOF
-local urls, s = $URLS, 0.8
+zipf_lua() { # url count
+    cat <<EOF
+local urls, s = $1, 0.8
 local cdf = {}
 local total = 0
 for k = 1, urls do total = total + k ^ -s; cdf[k] = total end
@@ -246,6 +251,8 @@ request = function()
     return wrk.format("GET", "/z/" .. lo)
 end
 EOF
+}
+zipf_lua "$URLS" >"$WORK/zipf.lua"
 
 pid_of() {
     case "$1" in
@@ -405,19 +412,24 @@ fi
 
 if selected zipf-mix; then
     echo
-    echo "==> cache-proxy resident memory, 1,000,000 requests of zipf-mix over $URLS URLs ($MIX_BYTES-byte cache)"
-    start_proxies "$MIX_BYTES"
-    total=0
-    next=250000
-    printf '| requests | RSS MiB |\n| ---: | ---: |\n'
-    printf '| %8d | %7.1f |\n' 0 "$(awk '{ print $2 * 4096 / 1048576 }' /proc/"$PROXY_PID"/statm)"
-    while [ "$total" -lt 1000000 ]; do
-        out=$(taskset -c "$LOAD_CPU" wrk -t1 -c50 -d2s -s "$WORK/zipf.lua" "http://127.0.0.1:$PROXY_PORT/")
-        total=$((total + $(echo "$out" | awk '/requests in/ { print $1 }')))
-        if [ "$total" -ge "$next" ]; then
-            printf '| %8d | %7.1f |\n' "$total" "$(awk '{ print $2 * 4096 / 1048576 }' /proc/"$PROXY_PID"/statm)"
-            next=$((next + 250000))
-        fi
+    for budget in $(echo "${MEMORY_BUDGETS:-$MIX_BYTES}" | tr ',' ' '); do
+        urls=$((URLS * budget / MIX_BYTES))
+        zipf_lua "$urls" >"$WORK/zipf-memory.lua"
+        echo
+        echo "==> cache-proxy resident memory, 1,000,000 requests of zipf-mix over $urls URLs ($budget-byte cache)"
+        start_proxies "$budget"
+        total=0
+        next=250000
+        printf '| requests | RSS MiB |\n| ---: | ---: |\n'
+        printf '| %8d | %7.1f |\n' 0 "$(awk '{ print $2 * 4096 / 1048576 }' /proc/"$PROXY_PID"/statm)"
+        while [ "$total" -lt 1000000 ]; do
+            out=$(taskset -c "$LOAD_CPU" wrk -t1 -c50 -d2s -s "$WORK/zipf-memory.lua" "http://127.0.0.1:$PROXY_PORT/")
+            total=$((total + $(echo "$out" | awk '/requests in/ { print $1 }')))
+            if [ "$total" -ge "$next" ]; then
+                printf '| %8d | %7.1f |\n' "$total" "$(awk '{ print $2 * 4096 / 1048576 }' /proc/"$PROXY_PID"/statm)"
+                next=$((next + 250000))
+            fi
+        done
+        stop_proxies
     done
-    stop_proxies
 fi

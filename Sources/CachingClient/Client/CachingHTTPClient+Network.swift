@@ -99,18 +99,17 @@ extension CachingHTTPClient {
         let key = step.flightKey
         let outcome: NetworkOutcome?
         if let timeout = step.timeout {
-            outcome = await withTaskGroup(of: NetworkOutcome?.self) { group in
-                // Immediate: the exchange starts on this thread; the timer waits for a thread.
-                group.addImmediateTask { await self.flights.value(for: key) { await self.exchange(step) } }
-                group.addTask {
-                    try? await self.configuration.clock.sleep(for: timeout)
-                    guard !Task.isCancelled else { return nil }
-                    let error = CachingClientError(code: .timeout, message: "no answer within \(timeout)")
-                    return NetworkOutcome(response: nil, body: nil, source: .none, error: error)
-                }
-                let first = await group.next() ?? nil
-                group.cancelAll()
-                return first
+            // The deadline stops this caller's wait; the flight goes on for the others.
+            let waited = await withDeadline(timeout, clock: configuration.clock) {
+                await self.flights.value(for: key) { await self.exchange(step) }
+            }
+            if let waited {
+                outcome = waited
+            } else if Task.isCancelled {
+                outcome = nil
+            } else {
+                let error = CachingClientError(code: .timeout, message: "no answer within \(timeout)")
+                outcome = NetworkOutcome(response: nil, body: nil, source: .none, error: error)
             }
         } else {
             outcome = await flights.value(for: key) { await self.exchange(step) }

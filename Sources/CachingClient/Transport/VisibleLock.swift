@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A value behind a pthread mutex: a lock ThreadSanitizer sees. `Synchronization.Mutex` waits on
+/// a futex that ThreadSanitizer does not model, and it reports the accesses such a lock guards as
+/// races; for state that many threads touch on every request (``DeadlineWheel``) a sanitizer run
+/// must be able to tell a real race from that.
+final class VisibleLock<Value>: @unchecked Sendable {
+    // @unchecked: `value` is only read or written between lock and unlock of `mutex`.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    init(_ value: Value) {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let status = pthread_mutex_init(mutex, nil)
+        precondition(status == 0, "pthread_mutex_init failed: \(status)")
+        self.value = value
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` on the value with the lock held.
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
