@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// The pending deadlines of many operations on one clock, watched by one task that runs only
-/// while a deadline is pending and ends each at most one ``tick`` after its time.
+/// while a deadline is pending and ends each at most one tick (10 ms by default) after its time.
 ///
 /// Why not a task that sleeps for each operation: on Linux a cancelled `Task.sleep` returns at
 /// once, but the timer behind it (the sleep's job and a dispatch timer source) stays allocated
@@ -21,9 +21,9 @@ package final class DeadlineWheel<C: Clock>: Sendable where C.Duration == Durati
     }
 
     /// The clock the deadlines are read on.
-    package let clock: C
+    private let clock: C
     /// How late a deadline may end.
-    package let tick: Duration
+    private let tick: Duration
     private let tickNanoseconds: Int64
     /// Bucket zero ends here.
     private let origin: C.Instant
@@ -63,7 +63,7 @@ package final class DeadlineWheel<C: Clock>: Sendable where C.Duration == Durati
     /// Whether a watch runs (it runs while a deadline is pending, or until it next wakes).
     package var isWatching: Bool { state.withLock { $0.watchingUntil != nil } }
 
-    /// Calls `expire` once `timeout` has passed (at most ``tick`` later), unless the ticket is
+    /// Calls `expire` once `timeout` has passed (at most one tick later), unless the ticket is
     /// cancelled first.
     /// - Returns: the ticket, or nil for a timeout beyond ten years: that deadline never comes.
     package func schedule(after timeout: Duration, _ expire: @escaping @Sendable () -> Void) -> Ticket? {
@@ -89,6 +89,8 @@ package final class DeadlineWheel<C: Clock>: Sendable where C.Duration == Durati
             }
             return (Ticket(bucket: bucket, id: id), newWatch)
         }
+        // An unstructured task, as `SingleFlight`'s work is: the watch serves every caller's
+        // deadline, not the one whose deadline started it, and it ends when none is pending.
         if let newWatch { Task { await self.watch(newWatch) } }
         return ticket
     }
