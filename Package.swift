@@ -31,7 +31,8 @@ let package = Package(
         ),
         .trait(
             name: "Vapor",
-            description: "VaporLayeredCache: a Vapor Cache driver, an HTTP-cache middleware and a lifecycle handler for Vapor 4."
+            description:
+                "VaporLayeredCache: a Vapor Cache driver, an HTTP-cache middleware and a lifecycle handler for Vapor 4."
         ),
         .trait(
             name: "PostgreSQL",
@@ -95,12 +96,15 @@ let package = Package(
         .target(name: "CCryptoAEAD"),
         // Hardware CRC-32C (SSE 4.2, the arm64 CRC extension), chosen at run time by CacheTiers.
         .target(name: "CCRC32C"),
+        // The processor a thread runs on (sched_getcpu, pthread_cpu_number_np), which the memory
+        // tier's reader locks are chosen by.
+        .target(name: "CCurrentProcessor"),
         // What the executables do when built without their trait: run again with every trait.
         .target(name: "TraitTrampoline"),
         .target(
             name: "CacheTiers",
             dependencies: [
-                "CLZ4", "CCRC32C",
+                "CLZ4", "CCRC32C", "CCurrentProcessor",
                 .target(name: "CCryptoAEAD", condition: .when(platforms: [.linux], traits: ["OpenSSL"])),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
@@ -154,7 +158,11 @@ let package = Package(
             name: "AsyncHTTPClientTransport",
             dependencies: [
                 "CachingClient", "NIOTransportSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(
+                    name: "AsyncHTTPClient",
+                    package: "async-http-client",
+                    condition: .when(traits: ["AsyncHTTPClient"])
+                ),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
@@ -295,7 +303,11 @@ let package = Package(
                 "CachingClient", "AsyncHTTPClientTransport", "HTTPCaching", "CacheTiers", "TestOriginSupport",
                 "CacheTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(
+                    name: "AsyncHTTPClient",
+                    package: "async-http-client",
+                    condition: .when(traits: ["AsyncHTTPClient"])
+                ),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -427,7 +439,8 @@ if fuzzMode == "1" || fuzzMode == "unoptimized" {
 }
 
 // One place for the upcoming features every Swift target builds with.
-for target in package.targets where [.regular, .executable, .test].contains(target.type) && target.name != "CCRC32C" {
+for target in package.targets
+where [.regular, .executable, .test].contains(target.type) && !["CCRC32C", "CCurrentProcessor"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
@@ -445,7 +458,8 @@ let corePackages: Set<String> = [
     "swift-service-lifecycle", "swift-crypto", "swift-distributed-tracing", "swift-service-context",
 ]
 for target in package.targets {
-    for case .productItem(_, let packageName?, _, nil) in target.dependencies where !corePackages.contains(packageName) {
+    for case .productItem(_, let packageName?, _, nil) in target.dependencies where !corePackages.contains(packageName)
+    {
         fatalError("\(target.name) uses \(packageName), which is not a core package, without a trait condition")
     }
 }

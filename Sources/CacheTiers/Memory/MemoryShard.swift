@@ -159,7 +159,7 @@ package struct MemoryShard {
 
     /// ``hit(_:)`` for the key whose digest is `digest` and whose string `isKey` accepts.
     @inline(__always)
-    private mutating func hit(digest: UInt64, isKey: (String) -> Bool) -> Int? {
+    mutating func hit(digest: UInt64, isKey: (String) -> Bool) -> Int? {
         guard let found = index[digest] else {
             misses += 1
             return nil
@@ -195,7 +195,8 @@ package struct MemoryShard {
     /// entry's bytes are then not copied (no reference counts touched but the attachment's).
     /// - Complexity: O(1) on average.
     package mutating func attachedLookup(_ key: CacheKey) -> AttachedMemoryLookup {
-        attachedLookup(at: hit(key))
+        let slot = hit(key)
+        return attachedLookup(at: slot)
     }
 
     /// ``attachedLookup(_:)`` of the key whose UTF-8 bytes are `keyBytes` and whose digest is
@@ -203,7 +204,8 @@ package struct MemoryShard {
     /// - Complexity: O(1) on average, plus the key's length.
     package mutating func attachedLookup(utf8 keyBytes: UnsafeRawBufferPointer, digest: UInt64) -> AttachedMemoryLookup
     {
-        attachedLookup(at: hit(digest: digest) { Self.utf8(of: $0, equals: keyBytes) })
+        let slot = hit(digest: digest) { Self.utf8(of: $0, equals: keyBytes) }
+        return attachedLookup(at: slot)
     }
 
     /// Whether `string`'s UTF-8 bytes are `bytes`.
@@ -214,15 +216,6 @@ package struct MemoryShard {
                 && (bytes.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
         }
         return equal ?? string.utf8.elementsEqual(bytes)
-    }
-
-    @inline(__always)
-    private mutating func attachedLookup(at slot: Int?) -> AttachedMemoryLookup {
-        guard let slot else { return .miss(generation: writeGeneration) }
-        return nodes.withUnsafeBufferPointer { nodes in
-            if let attachment = nodes[slot].entry?.attachment { return .attached(attachment) }
-            return .hit(nodes[slot].entry!)
-        }
     }
 
     /// Stores `entry`, read from a lower tier, unless a write reached the shard since the miss

@@ -11,12 +11,16 @@ public import Foundation
 /// The in-memory tier: a cache of ``CacheEntry`` values bounded by total cost in bytes and by
 /// entry count, evicting by S3-FIFO (the default) or LRU (see ``EvictionPolicy``).
 ///
-/// Calls are synchronous and thread-safe: a hit takes one lock, never suspends and copies no
-/// bytes (the entry's arrays are shared, copy-on-write). The tier is a class over locks rather
-/// than an actor because one actor serializes every core and its hop costs more than the lookup.
+/// Calls are synchronous and thread-safe: a hit takes one uncontended lock, never suspends and
+/// copies no bytes (the entry's arrays are shared, copy-on-write). The tier is a class over locks
+/// rather than an actor because one actor serializes every core and its hop costs more than the
+/// lookup.
 ///
-/// The tier is split into shards, each evicting on its own behind its own `Mutex`, chosen by the
+/// The tier is split into shards, each evicting on its own behind its own lock, chosen by the
 /// high bits of the key's digest, so that tasks on different cores rarely wait for each other.
+/// Under S3-FIFO a lookup takes only its processor's reader lock of the shard and writes nothing
+/// that other cores write, so hits scale with cores however the host places them; a write takes
+/// the shard's reader locks of every processor (a "big reader" lock).
 /// Each shard gets an equal part of the byte and count budgets: the policy is exact within a
 /// shard and approximate across the tier. A `shardCount` of 1 gives one exact global policy;
 /// small budgets also get fewer shards (see ``Configuration/shardCount``).
@@ -87,8 +91,10 @@ public final class MemoryTier: Sendable {
     /// The number of shards in use, after rounding and the reduction for small budgets.
     package let shardCount: Int
 
-    /// Each shard behind its own `Mutex` (see ``ShardArray`` for why `nonisolated(unsafe)`).
-    private nonisolated(unsafe) let shards: ShardArray
+    /// The shards, each behind its reader-writer lock (see ``ShardArray``).
+    private let shards: ShardArray
+    /// Whether a hit only reads its shard (S3-FIFO), so that lookups take the reader lock.
+    private let hitsOnlyRead: Bool
     /// `64 - log2(shardCount)`: a digest shifted right by this picks the shard from its high bits
     /// (the shard's own table hashes the whole digest).
     private let shardShift: UInt64
@@ -131,7 +137,8 @@ public final class MemoryTier: Sendable {
         let (countPerShard, extraCount) = configuration.maximumEntryCount.quotientAndRemainder(
             dividingBy: shardCount
         )
-        self.shards = ShardArray.make(
+        self.hitsOnlyRead = configuration.evictionPolicy.kind == .s3FIFO
+        self.shards = ShardArray(
             (0..<shardCount).map { index in
                 MemoryShard(
                     costLimit: bytesPerShard + (index < extraBytes ? 1 : 0),
@@ -174,16 +181,50 @@ public final class MemoryTier: Sendable {
         return count
     }
 
-    /// Runs `body` on the shard of `key`, with its lock held.
+    /// Runs `body` on the shard of `key` with the shard's write lock held.
     @inline(__always)
-    private func withShard<Result: Sendable>(for key: CacheKey, _ body: (inout MemoryShard) -> Result) -> Result {
-        withShard(digest: key.digest, body)
+    private func withShard<Result>(for key: CacheKey, _ body: (inout MemoryShard) -> Result) -> Result {
+        shards.write(Int(truncatingIfNeeded: key.digest >> shardShift), body)
     }
 
-    /// Runs `body` on the shard of the key whose digest is `digest`, with its lock held.
+    /// Finds the key whose digest is `digest` and whose string `isKey` accepts, counts the lookup
+    /// as a hit or a miss, and returns what `answer` makes of the shard and the node found (nil on
+    /// a miss).
+    ///
+    /// Under S3-FIFO a hit only marks its node read, so the lookup runs under the shard's reader
+    /// lock and writes nothing other cores write (see ``ShardArray``); under LRU a hit moves its
+    /// node, so the lookup takes the write lock.
     @inline(__always)
-    private func withShard<Result: Sendable>(digest: UInt64, _ body: (inout MemoryShard) -> Result) -> Result {
-        shards.withLock(Int(truncatingIfNeeded: digest >> shardShift), body)
+    private func lookUp<Result>(
+        digest: UInt64,
+        isKey: (String) -> Bool,
+        answer: (borrowing MemoryShard, Int?) -> Result
+    ) -> Result {
+        let index = Int(truncatingIfNeeded: digest >> shardShift)
+        let (result, found): (Result, Bool)
+        if hitsOnlyRead {
+            (result, found) = shards.read(index) { shard, counts in
+                let slot = shard.find(digest: digest, isKey: isKey)
+                if let slot {
+                    counts.hits += 1
+                    shard.markRead(slot)
+                } else {
+                    counts.misses += 1
+                }
+                return (answer(shard, slot), slot != nil)
+            }
+        } else {
+            (result, found) = shards.write(index) { shard in
+                let slot = shard.hit(digest: digest, isKey: isKey)
+                return (answer(shard, slot), slot != nil)
+            }
+        }
+        if found {
+            hitCounter.increment()
+        } else {
+            missCounter.increment()
+        }
+        return result
     }
 
     /// The entry stored for `key`, which becomes the most recently used in its shard (LRU) or is
@@ -192,50 +233,40 @@ public final class MemoryTier: Sendable {
     /// - Returns: the entry, or nil on a miss.
     /// - Complexity: O(1) on average; the entry's bytes are not copied.
     public func entry(for key: CacheKey) -> CacheEntry? {
-        let entry = withShard(for: key) { $0.entry(for: key) }
-        if entry != nil {
-            hitCounter.increment()
-        } else {
-            missCounter.increment()
-        }
-        return entry
+        lookUp(
+            digest: key.digest,
+            isKey: { $0 == key.string },
+            answer: { shard, slot in slot.map { shard.entry(at: $0) } }
+        )
     }
 
     /// The entry for `key`, as ``entry(for:)``; on a miss, the token that
     /// `promote(_:for:ifUnchangedSince:)` needs.
     /// - Complexity: O(1) on average.
     func lookup(_ key: CacheKey) -> MemoryLookup {
-        let lookup = withShard(for: key) { $0.lookup(key) }
-        if case .hit = lookup {
-            hitCounter.increment()
-        } else {
-            missCounter.increment()
-        }
-        return lookup
+        lookUp(
+            digest: key.digest,
+            isKey: { $0 == key.string },
+            answer: { shard, slot in slot.map { .hit(shard.entry(at: $0)) } ?? .miss(generation: shard.writeGeneration)
+            }
+        )
     }
 
     /// The lookup of ``lookup(_:)``, handing out only the attachment of a hit that has one.
     /// - Complexity: O(1) on average.
     func attachedLookup(_ key: CacheKey) -> AttachedMemoryLookup {
-        counted(withShard(for: key) { $0.attachedLookup(key) })
+        lookUp(digest: key.digest, isKey: { $0 == key.string }, answer: { $0.attachedLookup(at: $1) })
     }
 
     /// ``attachedLookup(_:)`` of the key whose UTF-8 bytes are `keyBytes` and whose digest
     /// (``KeyDigest``) is `digest`, without a `String` of it.
     /// - Complexity: O(1) on average, plus the key's length.
     func attachedLookup(utf8 keyBytes: UnsafeRawBufferPointer, digest: UInt64) -> AttachedMemoryLookup {
-        counted(withShard(digest: digest) { $0.attachedLookup(utf8: keyBytes, digest: digest) })
-    }
-
-    /// `lookup`, counted as a hit or a miss.
-    @inline(__always)
-    private func counted(_ lookup: AttachedMemoryLookup) -> AttachedMemoryLookup {
-        if case .miss = lookup {
-            missCounter.increment()
-        } else {
-            hitCounter.increment()
-        }
-        return lookup
+        lookUp(
+            digest: digest,
+            isKey: { MemoryShard.utf8(of: $0, equals: keyBytes) },
+            answer: { $0.attachedLookup(at: $1) }
+        )
     }
 
     /// Stores `entry`, read from a lower tier after the miss that returned `generation`, unless a
@@ -287,7 +318,7 @@ public final class MemoryTier: Sendable {
     /// - Complexity: O(n), one shard at a time.
     public func removeAll() {
         for index in 0..<shards.count {
-            shards.withLock(index) { $0.removeAll() }
+            shards.write(index) { $0.removeAll() }
         }
     }
 
@@ -299,7 +330,7 @@ public final class MemoryTier: Sendable {
     public func removeEntries(storedSince date: Date) -> Int {
         var removed = 0
         for index in 0..<shards.count {
-            removed += shards.withLock(index) { $0.removeEntries(storedSince: date) }
+            removed += shards.write(index) { $0.removeEntries(storedSince: date) }
         }
         return removed
     }
@@ -310,7 +341,7 @@ public final class MemoryTier: Sendable {
     package func keys(withPrefix prefix: String) -> [CacheKey] {
         var found: [CacheKey] = []
         for index in 0..<shards.count {
-            found += shards.withLock(index) { $0.keys(withPrefix: prefix) }
+            found += shards.read(index) { shard, _ in shard.keys(withPrefix: prefix) }
         }
         return found
     }
@@ -321,7 +352,7 @@ public final class MemoryTier: Sendable {
     public var usage: Usage {
         var usage = Usage(bytes: 0, entryCount: 0)
         for index in 0..<shards.count {
-            let (bytes, entries) = shards.withLock(index) { ($0.totalCost, $0.count) }
+            let (bytes, entries) = shards.read(index) { shard, _ in (shard.totalCost, shard.count) }
             usage.bytes += bytes
             usage.entryCount += entries
         }
@@ -333,7 +364,8 @@ public final class MemoryTier: Sendable {
     public var statistics: Statistics {
         var statistics = Statistics(hits: 0, misses: 0, evictions: 0, admissionRefusals: 0)
         for index in 0..<shards.count {
-            let shard = shards.withLock(index) {
+            let reads = shards.readCounts(index)
+            let shard = shards.write(index) {
                 Statistics(
                     hits: $0.hits,
                     misses: $0.misses,
@@ -341,8 +373,8 @@ public final class MemoryTier: Sendable {
                     admissionRefusals: $0.admissionRefusals
                 )
             }
-            statistics.hits += shard.hits
-            statistics.misses += shard.misses
+            statistics.hits += shard.hits + reads.hits
+            statistics.misses += shard.misses + reads.misses
             statistics.evictions += shard.evictions
             statistics.admissionRefusals += shard.admissionRefusals
         }

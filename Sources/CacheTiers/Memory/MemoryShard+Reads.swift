@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import Synchronization
+
+/// The reads that many threads make at once under a shard's reader locks (``ShardArray``): they
+/// change nothing but an S3-FIFO node's frequency, atomically, and count nothing in the shard
+/// (the caller counts hits and misses in its reader slot).
+extension MemoryShard {
+    /// The node slot holding the key whose digest is `digest` and whose string `isKey` accepts,
+    /// or nil.
+    ///
+    /// Nodes are read through a buffer pointer: reading a field through the array's subscript
+    /// copies the whole node (a retain and a release of its key, value, metadata and attachment).
+    /// - Complexity: O(1) on average.
+    @inline(__always)
+    func find(digest: UInt64, isKey: (String) -> Bool) -> Int? {
+        guard let found = index[digest] else { return nil }
+        let slot = Int(found)
+        let matches = nodes.withUnsafeBufferPointer { nodes in nodes[slot].key.map { isKey($0.string) } ?? false }
+        return matches ? slot : nil
+    }
+
+    /// ``find(digest:isKey:)`` of `key`.
+    @inline(__always)
+    func find(_ key: CacheKey) -> Int? {
+        find(digest: key.digest) { $0 == key.string }
+    }
+
+    /// S3-FIFO: counts a read of the node at `slot`, up to ``maximumFrequency``, writing only when
+    /// the count changes (a hot node is then only read). Readers of the same shard may call it at
+    /// once: the frequency byte is read and written as an atomic, and two reads that race may count
+    /// once, which S3-FIFO's small counts tolerate (Caffeine drops reads the same way when its read
+    /// buffers are full). The shard's writers, which hold every reader lock, use the field plainly.
+    @inline(__always)
+    func markRead(_ slot: Int) {
+        nodes.withUnsafeBufferPointer { nodes in
+            // The node's `frequency` byte, used as an `Atomic<UInt8>` (same size and alignment).
+            let address = UnsafeMutableRawPointer(mutating: nodes.baseAddress! + slot) + Self.frequencyOffset
+            let frequency = address.assumingMemoryBound(to: Atomic<UInt8>.self)
+            let count = frequency.pointee.load(ordering: .relaxed)
+            if count < Self.maximumFrequency { frequency.pointee.store(count + 1, ordering: .relaxed) }
+        }
+    }
+
+    /// Where a node's frequency lies in it.
+    static let frequencyOffset = MemoryLayout<Node>.offset(of: \Node.frequency)!
+
+    /// The entry of the node at `slot`, which holds one.
+    @inline(__always)
+    func entry(at slot: Int) -> CacheEntry {
+        nodes.withUnsafeBufferPointer { $0[slot].entry! }
+    }
+
+    /// What ``attachedLookup(_:)`` answers for the node at `slot`, or for a miss when `slot` is
+    /// nil.
+    @inline(__always)
+    func attachedLookup(at slot: Int?) -> AttachedMemoryLookup {
+        guard let slot else { return .miss(generation: writeGeneration) }
+        return nodes.withUnsafeBufferPointer { nodes in
+            if let attachment = nodes[slot].entry?.attachment { return .attached(attachment) }
+            return .hit(nodes[slot].entry!)
+        }
+    }
+}
