@@ -247,7 +247,9 @@ public final class MemoryTier: Sendable {
         lookUp(
             digest: key.digest,
             isKey: { $0 == key.string },
-            answer: { shard, slot in slot.map { .hit(shard.entry(at: $0)) } ?? .miss(generation: shard.writeGeneration)
+            answer: { shard, slot in
+                guard let slot else { return .miss(generation: shard.writeGeneration) }
+                return .hit(shard.entry(at: slot))
             }
         )
     }

@@ -68,10 +68,13 @@ final class ShardArray: @unchecked Sendable {
     let readerCount: Int
     private let shards: UnsafeMutablePointer<Padded>
     /// `readerCount × count` slots, processor-major: processor `p`'s slot of shard `s` is at
-    /// `(p × count + s) × slotStride` bytes, so that a processor's slots share lines only with
+    /// `p × processorBytes + s × slotStride` bytes, so that a processor's slots share lines only with
     /// each other.
     private let slots: UnsafeMutableRawPointer
+    /// The bytes of one slot: a whole number of 64-byte lines.
     private let slotStride: Int
+    /// The bytes of one processor's slots, padded to 128.
+    private let processorBytes: Int
 
     /// The most reader slots a shard has.
     static let maximumReaderCount = 32
@@ -112,9 +115,6 @@ final class ShardArray: @unchecked Sendable {
         self.processorBytes = processorBytes
         self.slots = slots
     }
-
-    /// The bytes of one processor's slots, padded to 128.
-    private let processorBytes: Int
 
     deinit {
         for reader in 0..<readerCount {
