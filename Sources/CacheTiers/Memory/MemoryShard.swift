@@ -143,15 +143,12 @@ package struct MemoryShard {
     /// - Complexity: O(1) on average.
     package mutating func entry(for key: CacheKey) -> CacheEntry? {
         guard let slot = hit(key) else { return nil }
-        return nodes.withUnsafeBufferPointer { $0[slot].entry }
+        return entry(at: slot)
     }
 
     /// The node holding `key`, counted as a hit and made the most recently used (LRU) or read
-    /// once more (S3-FIFO); nil on a miss, counted.
-    ///
-    /// Nodes are read through a buffer pointer: reading a field through the array's subscript
-    /// here copied the whole node (a retain and a release of its key, value, metadata and
-    /// attachment), which was half the cost of a hit.
+    /// once more (S3-FIFO); nil on a miss, counted. The reads of ``find(digest:isKey:)`` and
+    /// ``markRead(_:)``, under the exclusive access a mutating call has.
     @inline(__always)
     private mutating func hit(_ key: CacheKey) -> Int? {
         hit(digest: key.digest) { $0 == key.string }
@@ -160,25 +157,14 @@ package struct MemoryShard {
     /// ``hit(_:)`` for the key whose digest is `digest` and whose string `isKey` accepts.
     @inline(__always)
     mutating func hit(digest: UInt64, isKey: (String) -> Bool) -> Int? {
-        guard let found = index[digest] else {
-            misses += 1
-            return nil
-        }
-        let slot = Int(found)
-        let (matches, frequency) = nodes.withUnsafeBufferPointer { nodes in
-            (nodes[slot].key.map { isKey($0.string) } ?? false, nodes[slot].frequency)
-        }
-        guard matches else {
+        guard let slot = find(digest: digest, isKey: isKey) else {
             misses += 1
             return nil
         }
         hits += 1
         switch policy.kind {
-        case .lru:
-            moveToFront(found)
-        case .s3FIFO:
-            // Only write when the count changes: a hot entry's node is then only read.
-            if frequency < Self.maximumFrequency { nodes[slot].frequency += 1 }
+        case .lru: moveToFront(Int32(slot))
+        case .s3FIFO: markRead(slot)
         }
         return slot
     }
