@@ -20,7 +20,7 @@ import Testing
     }
 
     /// Checks every queue, ghost and total of the shard against the reference.
-    static func matches(_ shard: MemoryShard, _ reference: ReferenceS3FIFO) -> Bool {
+    static func matches(_ shard: borrowing MemoryShard, _ reference: ReferenceS3FIFO) -> Bool {
         let queues = shard.queues
         return queues.small == reference.smallKeys && queues.main == reference.mainKeys
             && queues.ghosts == reference.ghostDigests && shard.totalCost == reference.totalCost

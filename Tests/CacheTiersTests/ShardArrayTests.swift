@@ -15,15 +15,17 @@ import Testing
     }
 
     @Test func readerCountIsAPowerOfTwoAtMostThirtyTwo() {
-        #expect(ShardArray([Self.shard()], readerCount: 0).readerCount == 1)
-        #expect(ShardArray([Self.shard()], readerCount: 3).readerCount == 4)
-        #expect(ShardArray([Self.shard()], readerCount: 32).readerCount == 32)
-        #expect(ShardArray([Self.shard()], readerCount: 100).readerCount == ShardArray.maximumReaderCount)
-        #expect(ShardArray([Self.shard()]).readerCount >= 1)
+        #expect(ShardArray(count: 1, readerCount: 0) { _ in Self.shard() }.readerCount == 1)
+        #expect(ShardArray(count: 1, readerCount: 3) { _ in Self.shard() }.readerCount == 4)
+        #expect(ShardArray(count: 1, readerCount: 32) { _ in Self.shard() }.readerCount == 32)
+        #expect(
+            ShardArray(count: 1, readerCount: 100) { _ in Self.shard() }.readerCount == ShardArray.maximumReaderCount
+        )
+        #expect(ShardArray(count: 1) { _ in Self.shard() }.readerCount >= 1)
     }
 
     @Test func concurrentReadsCountEveryLookupAndMarkFrequencyAtMostToItsMaximum() async {
-        let shards = ShardArray([Self.shard(), Self.shard()], readerCount: 4)
+        let shards = ShardArray(count: 2, readerCount: 4) { _ in Self.shard() }
         let key = CacheKey("hot")
         shards.write(1) { _ = $0.set(CacheEntry(value: [1, 2, 3], storedAt: Date()), for: key) }
         let readsPerTask = 2000

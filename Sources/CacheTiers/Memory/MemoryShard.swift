@@ -22,7 +22,7 @@ import Darwin
 /// first), with freed slots kept on a free list, so get, set and remove are O(1). Every node holds
 /// the full key: a lookup whose digest matches a different key is a miss, and a set whose digest
 /// matches a different key replaces that key's entry.
-package struct MemoryShard {
+package struct MemoryShard: ~Copyable {
     // The fields a hit touches come first, so that they share a cache line with the lock that
     // ``MemoryTier`` puts in front of the shard.
     var index = DigestTable()

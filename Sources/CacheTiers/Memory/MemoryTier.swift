@@ -138,16 +138,14 @@ public final class MemoryTier: Sendable {
             dividingBy: shardCount
         )
         self.hitsOnlyRead = configuration.evictionPolicy.kind == .s3FIFO
-        self.shards = ShardArray(
-            (0..<shardCount).map { index in
-                MemoryShard(
-                    costLimit: bytesPerShard + (index < extraBytes ? 1 : 0),
-                    countLimit: countPerShard + (index < extraCount ? 1 : 0),
-                    maximumEntryCost: admissionLimit,
-                    policy: configuration.evictionPolicy
-                )
-            }
-        )
+        self.shards = ShardArray(count: shardCount) { index in
+            MemoryShard(
+                costLimit: bytesPerShard + (index < extraBytes ? 1 : 0),
+                countLimit: countPerShard + (index < extraCount ? 1 : 0),
+                maximumEntryCost: admissionLimit,
+                policy: configuration.evictionPolicy
+            )
+        }
 
         func counter(_ label: String) -> Counter {
             Counter(label: label, dimensions: [], handler: metricsFactory.makeCounter(label: label, dimensions: []))

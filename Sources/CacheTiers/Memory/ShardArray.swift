@@ -37,14 +37,14 @@ import Darwin
 final class ShardArray: @unchecked Sendable {
     /// One shard and two cache lines of padding after it, so that a write to one shard's fields
     /// does not take the line of the next shard from the readers' caches.
-    struct Padded {
+    struct Padded: ~Copyable {
         var shard: MemoryShard
         private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
         private let padding2: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (
             0, 0, 0, 0, 0, 0, 0, 0
         )
 
-        init(_ shard: MemoryShard) {
+        init(_ shard: consuming MemoryShard) {
             self.shard = shard
         }
     }
@@ -79,30 +79,31 @@ final class ShardArray: @unchecked Sendable {
     /// The most reader slots a shard has.
     static let maximumReaderCount = 32
 
-    /// An array holding `shards`, in order, with one reader slot per processor (see
-    /// ``readerCount``).
-    convenience init(_ shards: [MemoryShard]) {
-        self.init(shards, readerCount: Self.defaultReaderCount)
+    /// An array of `count` shards, shard `i` made by `makeShard(i)`, with one reader slot per
+    /// processor (see ``readerCount``).
+    convenience init(count: Int, _ makeShard: (Int) -> MemoryShard) {
+        self.init(count: count, readerCount: Self.defaultReaderCount, makeShard)
     }
 
-    /// An array holding `shards` with `readerCount` slots each (rounded up to a power of two).
-    init(_ shards: [MemoryShard], readerCount: Int) {
-        precondition(!shards.isEmpty, "a tier has at least one shard")
+    /// An array of `count` shards made by `makeShard` with `readerCount` slots each (rounded up
+    /// to a power of two).
+    init(count: Int, readerCount: Int, _ makeShard: (Int) -> MemoryShard) {
+        precondition(count > 0, "a tier has at least one shard")
         var readers = 1
         while readers < min(max(readerCount, 1), Self.maximumReaderCount) { readers <<= 1 }
-        self.count = shards.count
+        self.count = count
         self.readerCount = readers
-        self.shards = .allocate(capacity: shards.count)
-        for (index, shard) in shards.enumerated() {
-            (self.shards + index).initialize(to: Padded(shard))
+        self.shards = .allocate(capacity: count)
+        for index in 0..<count {
+            (self.shards + index).initialize(to: Padded(makeShard(index)))
         }
         // One 64-byte line per slot at least; 128-byte groups per processor keep the adjacent-line
         // prefetcher from pairing two processors' slots.
         let stride = (MemoryLayout<ReaderSlot>.stride + 63) & ~63
-        let processorBytes = (stride * shards.count + 127) & ~127
+        let processorBytes = (stride * count + 127) & ~127
         let slots = UnsafeMutableRawPointer.allocate(byteCount: processorBytes * readers, alignment: 128)
         for reader in 0..<readers {
-            for shard in 0..<shards.count {
+            for shard in 0..<count {
                 let slot = (slots + reader * processorBytes + shard * stride).bindMemory(
                     to: ReaderSlot.self,
                     capacity: 1
@@ -151,6 +152,11 @@ final class ShardArray: @unchecked Sendable {
     /// reads of the shard run at the same time, writes wait. `body` must not change the shard but
     /// through ``MemoryShard/markRead(_:)``; it counts hits and misses in `counts`, which are kept
     /// in the slot.
+    ///
+    /// The shard is lent, never copied: ``MemoryShard`` is noncopyable, because a copy retains and
+    /// releases every buffer the shard holds, on lines that all readers share (the compiler made
+    /// such a copy when the shard was copyable: the read's atomic store and its opaque calls kept
+    /// it from proving the borrow safe).
     /// - Parameter index: in `0..<count`; the tier derives it from a digest's high bits, so that
     ///   it is always in range (checked in debug builds only).
     @inline(__always)
