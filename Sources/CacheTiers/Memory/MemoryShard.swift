@@ -15,7 +15,11 @@ import Darwin
 /// its ``MemoryTier/EvictionPolicy``: an exact LRU, or S3-FIFO.
 ///
 /// A plain value with synchronous `mutating` methods, so that it can be tested and benchmarked
-/// without a lock; ``MemoryTier`` keeps each shard inside a `Mutex`.
+/// without a lock; ``MemoryTier`` keeps its shards in a ``ShardArray``, behind reader-writer locks.
+///
+/// Noncopyable: a copy retains and releases every buffer the shard holds. Under a reader lock
+/// those are writes to lines that every reader of the shard shares, so the type makes a hidden
+/// copy a compile error (the optimizer made one on each hit while the shard was copyable).
 ///
 /// Entries are indexed by ``CacheKey/digest`` and live in a node array linked into queues (LRU:
 /// one list from most to least recently used; S3-FIFO: a small and a main FIFO queue, newest
