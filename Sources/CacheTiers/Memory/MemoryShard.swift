@@ -19,7 +19,8 @@ import Darwin
 ///
 /// Noncopyable: a copy retains and releases every buffer the shard holds. Under a reader lock
 /// those are writes to lines that every reader of the shard shares, so the type makes a hidden
-/// copy a compile error (the optimizer made one on each hit while the shard was copyable).
+/// copy a compile error. While the shard was copyable, the optimizer made one on each hit: the
+/// read's atomic mark and its opaque calls (the key compare) kept it from proving a borrow safe.
 ///
 /// Entries are indexed by ``CacheKey/digest`` and live in a node array linked into queues (LRU:
 /// one list from most to least recently used; S3-FIFO: a small and a main FIFO queue, newest
@@ -27,8 +28,8 @@ import Darwin
 /// the full key: a lookup whose digest matches a different key is a miss, and a set whose digest
 /// matches a different key replaces that key's entry.
 package struct MemoryShard: ~Copyable {
-    // The fields a hit touches come first, so that they share a cache line with the lock that
-    // ``MemoryTier`` puts in front of the shard.
+    // The fields a hit touches come first, so that a hit reads the shard's first cache line and
+    // little else of it (the locks live apart, in ``ShardArray``'s reader slots).
     var index = DigestTable()
     var nodes: [Node] = []
     /// LRU: the recency list, most recently used at the head. S3-FIFO: the main queue.

@@ -153,10 +153,8 @@ final class ShardArray: @unchecked Sendable {
     /// through ``MemoryShard/markRead(_:)``; it counts hits and misses in `counts`, which are kept
     /// in the slot.
     ///
-    /// The shard is lent, never copied: ``MemoryShard`` is noncopyable, because a copy retains and
-    /// releases every buffer the shard holds, on lines that all readers share (the compiler made
-    /// such a copy when the shard was copyable: the read's atomic store and its opaque calls kept
-    /// it from proving the borrow safe).
+    /// The shard is lent, never copied (``MemoryShard`` is noncopyable; its documentation says
+    /// why).
     /// - Parameter index: in `0..<count`; the tier derives it from a digest's high bits, so that
     ///   it is always in range (checked in debug builds only).
     @inline(__always)
