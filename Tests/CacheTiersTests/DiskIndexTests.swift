@@ -16,7 +16,10 @@ import Testing
         var index = DiskIndex()
         var model: [UInt64: IndexEntry] = [:]
         // A small digest space forces long probe runs, wrap-around, displacement and backward shifts.
-        for step in 0..<20_000 {
+        // The steps are checked without `#expect`, whose cost in an unoptimized build would be
+        // most of this test's: the first step that differs is reported.
+        var firstDifference: String?
+        for step in 0..<20_000 where firstDifference == nil {
             let digest = Self.digest(generator.next() % 3000 + 1)
             switch generator.next() % 3 {
             case 0, 1:
@@ -27,20 +30,31 @@ import Testing
                     length: 40 + step % 100,
                     accessed: step % 5 == 0
                 )
-                #expect(index.update(entry) == model.updateValue(entry, forKey: digest))
+                let (found, expected) = (index.update(entry), model.updateValue(entry, forKey: digest))
+                if found != expected {
+                    firstDifference =
+                        "step \(step): update found \(String(describing: found)), not \(String(describing: expected))"
+                }
             default:
-                #expect(index.remove(digest) == model.removeValue(forKey: digest))
+                let (found, expected) = (index.remove(digest), model.removeValue(forKey: digest))
+                if found != expected {
+                    firstDifference =
+                        "step \(step): remove found \(String(describing: found)), not \(String(describing: expected))"
+                }
             }
-            #expect(index.count == model.count)
+            if index.count != model.count {
+                firstDifference = "step \(step): \(index.count) entries, not \(model.count)"
+            }
         }
-        for (digest, entry) in model {
-            #expect(index[digest] == entry)
-        }
+        #expect(firstDifference == nil)
+        #expect(model.allSatisfy { index[$0.key] == $0.value })
         var seen = 0
+        var unknown = 0
         index.forEachEntry { entry in
             seen += 1
-            #expect(model[entry.digest] == entry)
+            if model[entry.digest] != entry { unknown += 1 }
         }
+        #expect(unknown == 0)
         #expect(seen == model.count)
     }
 

@@ -250,7 +250,7 @@ import Testing
         withUnsafeBytes(of: UInt64(version).littleEndian) { value.append(contentsOf: $0) }
         withUnsafeBytes(of: UInt16(key.string.utf8.count).littleEndian) { value.append(contentsOf: $0) }
         value.append(contentsOf: key.string.utf8)
-        value.append(contentsOf: repeatElement(UInt8(truncatingIfNeeded: mix), count: Int(mix % UInt64(maximumBytes))))
+        value += Bytes.repeated(UInt8(truncatingIfNeeded: mix), count: Int(mix % UInt64(maximumBytes)))
         return CacheEntry(value: value, metadata: Array("v\(version)".utf8), storedAt: .distantPast)
     }
 
@@ -259,7 +259,10 @@ import Testing
         guard entry.value.count >= 10 else { return nil }
         let version = entry.value[0..<8].reversed().reduce(0) { $0 << 8 | Int($1) }
         let expected = selfDescribingEntry(key: key, version: version, maximumBytes: maximumBytes)
-        return entry == expected ? version : nil
+        let same =
+            Bytes.equal(entry.value, expected.value) && entry.metadata == expected.metadata
+            && entry.storedAt == expected.storedAt
+        return same ? version : nil
     }
 
     enum KeyState: CustomStringConvertible {

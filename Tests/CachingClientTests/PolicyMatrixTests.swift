@@ -38,7 +38,8 @@ import Testing
         let policy = Self.policies.first { $0.0 == name }!.1
         let f = try await Fixture.make()
         f.origin.enqueue(.ok("old", headers: [("Cache-Control", "max-age=10"), ("ETag", "\"1\"")]), for: "/m")
-        _ = await f.client.fetch(f.request("/m"))
+        let first = await f.client.fetch(f.request("/m"))
+        try #require(first.source == .network && first.error == nil, "the first fetch stores \"old\"")
         f.advance(20)
         let gate = TestOrigin.Gate()
         let fresh = TestOrigin.Behavior.ok("new", headers: [("Cache-Control", "max-age=10"), ("ETag", "\"2\"")])

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Byte arrays compared and filled by `memcmp` and `memset`.
+///
+/// Tests are built without optimization, where `==` on two arrays and `append(contentsOf:)` of a
+/// repeated element go element by element through generic code: in the tests that compare or
+/// build hundreds of thousands of values, that alone held a core for seconds, and a test run
+/// starts every test at once on a pool of one thread per core.
+package enum Bytes {
+    /// Whether `a` and `b` hold the same bytes.
+    package static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return a.withUnsafeBytes { a in
+            b.withUnsafeBytes { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+        }
+    }
+
+    /// `count` copies of `byte`.
+    package static func repeated(_ byte: UInt8, count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if count > 0 { memset(buffer.baseAddress!, Int32(byte), count) }
+            initialized = count
+        }
+    }
+}
