@@ -11,8 +11,8 @@
 # pins every proxy to CPU 0 and wrk (and the origin) to CPU 1, warms each proxy, then runs the
 # rounds in alternation (the order rotates each round) with `wrk -t1 -c50 --latency`. Prints
 # req/s and p50/p99 latency per proxy (medians over the rounds) and the ratios to Varnish and
-# nginx, then cache-proxy's resident memory every 250,000 requests of a 1,000,000-request Zipf
-# run over 100,000 URLs. Everything it starts it stops, by pid, on exit.
+# nginx, then cache-proxy's resident memory idle, after a fill of twice as many distinct URLs as
+# the budget holds, and every 250,000 requests of a 1,000,000-request Zipf run over 100,000 URLs. Everything it starts it stops, by pid, on exit.
 #
 # Workloads:
 #   1k-hit     a 1 KB JSON, Cache-Control: max-age=3600, every request a hit
@@ -254,6 +254,16 @@ EOF
 }
 zipf_lua "$URLS" >"$WORK/zipf.lua"
 
+fill_lua() { # URLs already requested, url count: each URL once, in order, after those
+    cat <<EOF
+local i, urls = $1, $2
+request = function()
+    i = i % urls + 1
+    return wrk.format("GET", "/z/" .. i)
+end
+EOF
+}
+
 pid_of() {
     case "$1" in
         varnish) echo "$VARNISH_PID" ;;
@@ -418,10 +428,20 @@ if selected zipf-mix; then
         echo
         echo "==> cache-proxy resident memory, 1,000,000 requests of zipf-mix over $urls URLs ($budget-byte cache)"
         start_proxies "$budget"
+        printf '| requests | RSS MiB |\n| ---: | ---: |\n'
+        printf '| %8s | %7.1f |\n' idle "$(awk '{ print $2 * 4096 / 1048576 }' /proc/"$PROXY_PID"/statm)"
+        # First fill the cache: distinct URLs in order, twice as many as the budget holds, so that
+        # every budget is measured full (1,000,000 Zipf requests alone leave a large one part empty).
+        fill=$((2 * budget / 2800))
+        filled=0
+        while [ "$filled" -lt "$fill" ]; do
+            fill_lua "$filled" "$urls" >"$WORK/fill.lua"
+            out=$(taskset -c "$LOAD_CPU" wrk -t1 -c50 -d2s -s "$WORK/fill.lua" "http://127.0.0.1:$PROXY_PORT/")
+            filled=$((filled + $(echo "$out" | awk '/requests in/ { print $1 }')))
+        done
+        printf '| %8s | %7.1f |\n' "fill $filled" "$(awk '{ print $2 * 4096 / 1048576 }' /proc/"$PROXY_PID"/statm)"
         total=0
         next=250000
-        printf '| requests | RSS MiB |\n| ---: | ---: |\n'
-        printf '| %8d | %7.1f |\n' 0 "$(awk '{ print $2 * 4096 / 1048576 }' /proc/"$PROXY_PID"/statm)"
         while [ "$total" -lt 1000000 ]; do
             out=$(taskset -c "$LOAD_CPU" wrk -t1 -c50 -d2s -s "$WORK/zipf-memory.lua" "http://127.0.0.1:$PROXY_PORT/")
             total=$((total + $(echo "$out" | awk '/requests in/ { print $1 }')))

@@ -81,3 +81,11 @@ extension SampleData {
         return Array((stamp + random(count: size, seed: seed)).prefix(max(size, stamp.count)))
     }
 }
+
+extension SampleData {
+    /// The size of the `index`th value of the batch at `version` in the batch crash test: from
+    /// 16 bytes to about 12 KB, known to the writer and to the checker alike.
+    package static func batchValueSize(version: Int, index: Int) -> Int {
+        16 + (version &* 31 &+ index &* 977) % 12_000
+    }
+}

@@ -100,26 +100,7 @@ import Darwin
             afterAcks: Int
         ) async throws -> (Int, (key: String, version: Int, size: Int)?) {
             let arguments = [path, String(seed)] + (encrypted ? [keyFile] : [])
-            let buffer = try await offThePool {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: writer)
-                process.arguments = arguments
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                try process.run()
-                var buffer = [UInt8]()
-                var acks = 0
-                let reader = pipe.fileHandleForReading
-                while acks < afterAcks {
-                    let data = reader.availableData
-                    if data.isEmpty { break }  // the writer exited on its own
-                    buffer += data
-                    acks = buffer.split(separator: UInt8(ascii: "\n")).count { $0.first == UInt8(ascii: "A") }
-                }
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                return buffer + reader.readDataToEndOfFile()
-            }
+            let buffer = try await runUntilKilled(writer, arguments, afterAcks: afterAcks)
             var inFlight: (key: String, version: Int, size: Int)?
             var acknowledged = 0
             for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") {

@@ -30,14 +30,14 @@ import Testing
         let cache = directory.appending("cache")
         let segment = try #require(directory.files(in: "cache").filter { $0.hasPrefix("segment-") }.sorted().last)
         var bytes = try FileSurgery.read(cache + "/" + segment)
-        bytes[4] = 2
+        bytes[4] = 3
         try FileSurgery.write(bytes, to: cache + "/" + segment)
         let before = try directory.files(in: "cache").sorted().map { try FileSurgery.read(cache + "/" + $0) }
         #expect {
             _ = try DiskStore(configuration: configuration)
         } throws: { error in
             (error as? CacheError)?.code == .unsupportedFormat
-                && "\(error)".contains("format version 2")
+                && "\(error)".contains("format version 3")
         }
         let after = try directory.files(in: "cache").sorted().map { try FileSurgery.read(cache + "/" + $0) }
         #expect(before == after)

@@ -39,7 +39,10 @@ import Testing
         let f = try await Fixture.make()
         f.origin.enqueue(.ok("old", headers: [("Cache-Control", "max-age=10"), ("ETag", "\"1\"")]), for: "/m")
         let first = await f.client.fetch(f.request("/m"))
-        try #require(first.source == .network && first.error == nil, "the first fetch stores \"old\"")
+        try #require(
+            first.source == .network && first.error == nil,
+            "the first fetch stores \"old\": \(first.source), \(String(describing: first.error))"
+        )
         f.advance(20)
         let gate = TestOrigin.Gate()
         let fresh = TestOrigin.Behavior.ok("new", headers: [("Cache-Control", "max-age=10"), ("ETag", "\"2\"")])

@@ -62,7 +62,7 @@ extension DiskStore {
                 continue
             }
             let result = bytes.withUnsafeBytes { bytes in
-                RecordScanner.scan(bytes) { header, record, _ in
+                RecordScanner.scanCommitted(bytes) { header, record, _ in
                     guard let cipher, header.flags.isDisjoint(with: [.tombstone, .clear]) else { return }
                     if RecordFormat.unseal(record, header: header, cipher: cipher) == nil {
                         report.unauthenticatedRecords += 1

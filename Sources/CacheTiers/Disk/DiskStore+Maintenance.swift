@@ -44,7 +44,7 @@ extension DiskStore {
     @discardableResult
     private func move(_ entry: IndexEntry, record: [UInt8], keepAccess: Bool) throws -> Bool {
         guard let record = try resealedIfStale(record, location: entry) else { return false }
-        let location = try append(record)
+        let location = try appendAgain(record)
         let moved = IndexEntry(
             digest: entry.digest,
             segment: location.segment,
@@ -94,7 +94,7 @@ extension DiskStore {
             }
             var copies: [(IndexEntry?, [UInt8])] = []
             _ = bytes.withUnsafeBytes { bytes in
-                RecordScanner.scan(bytes) { header, record, offset in
+                RecordScanner.scanCommitted(bytes) { header, record, offset in
                     if header.flags.contains(.tombstone) {
                         // An older segment may still hold a value this tombstone removes.
                         if !isOldest { copies.append((nil, [UInt8](record))) }
@@ -113,7 +113,7 @@ extension DiskStore {
                 if let entry {
                     try move(entry, record: record, keepAccess: true)
                 } else {
-                    _ = try append(record)
+                    _ = try appendAgain(record)
                 }
             }
         }

@@ -13,6 +13,8 @@ package struct RecoveryReport: Hashable, Sendable {
     package var corruptRegions = 0
     /// Bytes cut from segment tails (torn writes).
     package var truncatedBytes = 0
+    /// Batches that damage interrupted: none of their records was applied.
+    package var droppedBatches = 0
     package var duration: Duration = .zero
 }
 
@@ -127,18 +129,22 @@ extension DiskStore {
         guard length > 0, let bytes = try segment.file.read(count: length, at: Int64(start)) else { return false }
         var sawClear = false
         let result = bytes.withUnsafeBytes { bytes in
-            RecordScanner.scan(bytes) { header, record, offset in
+            RecordScanner.scanCommitted(bytes) { header, record, offset in
                 if apply(header, record, segment: sequence, offset: start + offset) { sawClear = true }
             }
         }
         recovery.replayedRecords += result.validRecords
         recovery.replayedBytes += result.validEnd
         recovery.corruptRegions += result.corruptRegions
+        recovery.droppedBatches += result.droppedBatches
         if result.corruptRegions > 0 {
             counters.corruptRecords += result.corruptRegions
             logger.warning(
                 "corrupt regions skipped during recovery",
-                metadata: ["segment": "\(sequence)", "regions": "\(result.corruptRegions)"]
+                metadata: [
+                    "segment": "\(sequence)", "regions": "\(result.corruptRegions)",
+                    "droppedBatches": "\(result.droppedBatches)",
+                ]
             )
         }
         if result.damagedTail {

@@ -35,7 +35,7 @@ extension DiskStore {
             guard let bytes = read else { continue }
             var newest = Int64.min
             bytes.withUnsafeBytes { bytes in
-                _ = RecordScanner.scan(bytes) { header, record, offset in
+                _ = RecordScanner.scanCommitted(bytes) { header, record, offset in
                     newest = max(newest, header.storedAtMillis)
                     guard header.flags.isDisjoint(with: [.tombstone, .clear]), header.storedAtMillis >= threshold
                     else { return }

@@ -61,7 +61,9 @@ package final class DiskStore {
     package static let segmentHeaderSize = 16
     package static let segmentMagic: UInt32 = 0x4753_434C  // "LCSG" in file order
     /// The segment format this version writes and the newest it reads (docs/disk-format.md).
-    package static let segmentFormatVersion: UInt32 = 1
+    /// Version 2 added batch markers, which a reader of version 1 would take for damage, and so
+    /// apply the rest of a torn batch.
+    package static let segmentFormatVersion: UInt32 = 2
 
     package let configuration: DiskTier.Configuration
     package let directory: CacheDirectory

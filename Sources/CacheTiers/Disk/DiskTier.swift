@@ -146,6 +146,30 @@ public actor DiskTier: Service {
         return try store.set(entry, for: key) == .stored
     }
 
+    /// A change of a batch (``commit(_:)``).
+    public enum Change: Sendable {
+        /// Stores the entry for the key.
+        case set(CacheEntry, for: CacheKey)
+        /// Removes the key's entry.
+        case remove(CacheKey)
+    }
+
+    /// Writes `changes` as one batch that a crash keeps whole: after a restart (a crash, a kill,
+    /// a power cut while it was written) either every change holds or none does. Changes apply in
+    /// order: a key set twice keeps the later value.
+    ///
+    /// The batch is one write, to one segment. Readers in this process may see some of its
+    /// changes before the others while ``commit(_:)`` returns; what a crash leaves is whole.
+    /// - Throws: ``CacheError/Code/valueTooLarge`` when an entry is larger than the admission limit
+    ///   (where ``set(_:for:)`` would refuse it), or the batch larger than a segment: nothing is
+    ///   written and nothing changes. ``CacheError/Code/outOfSpace`` or ``CacheError/Code/io`` when
+    ///   the write fails: every key of the batch is then forgotten, everything else stays.
+    /// - Complexity: O(n) in the changes and their bytes; one write.
+    public func commit(_ changes: [Change]) throws {
+        defer { publishMetrics() }
+        try store.commit(changes)
+    }
+
     /// Removes the entry for `key`.
     /// - Returns: whether there was one.
     @discardableResult

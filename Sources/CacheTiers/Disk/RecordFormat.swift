@@ -19,8 +19,15 @@ package struct RecordFlags: OptionSet, Hashable, Sendable {
     package static let encrypted = RecordFlags(rawValue: 0x04)
     /// Everything before this record is void (`removeAll`); no key, metadata or value.
     package static let clear = RecordFlags(rawValue: 0x08)
+    /// The start of a batch (``DiskStore/commit(_:)``): the records that follow, as many as the
+    /// header's original value length, count only when every one of them is there, whole and in
+    /// order. Its key field holds the byte length of those records; no metadata or value.
+    package static let batch = RecordFlags(rawValue: 0x10)
+    /// A put or tombstone written in a batch: it counts only inside its whole batch, never alone
+    /// (a batch whose marker was lost is dropped whole).
+    package static let inBatch = RecordFlags(rawValue: 0x20)
 
-    static let known: RecordFlags = [.compressed, .tombstone, .encrypted, .clear]
+    static let known: RecordFlags = [.compressed, .tombstone, .encrypted, .clear, .batch, .inBatch]
 }
 
 /// The fixed 40-byte header at the start of every record (little-endian; see docs/disk-format.md).
@@ -128,6 +135,49 @@ package enum RecordFormat {
             storedAtMillis: storedAtMillis,
             allowCompression: false
         )
+    }
+
+    /// The length of a batch marker: a header and the 8-byte length of the batch's records.
+    package static let batchMarkerSize = headerSize + 8
+
+    /// Encodes the marker that starts a batch of `count` records taking `bytes` bytes.
+    package static func encodeBatchMarker(count: Int, bytes: Int, storedAtMillis: Int64) -> [UInt8] {
+        precondition(count > 0 && count <= UInt32.max && bytes > 0)
+        var record = [UInt8](repeating: 0, count: batchMarkerSize)
+        record.withUnsafeMutableBytes { record in
+            write(
+                RecordHeader(
+                    flags: .batch,
+                    keyLength: 8,
+                    metadataLength: 0,
+                    storedValueLength: 0,
+                    originalValueLength: count,
+                    storedAtMillis: storedAtMillis,
+                    checksum: 0
+                ),
+                into: record
+            )
+            record.storeBytes(of: UInt64(bytes).littleEndian, toByteOffset: headerSize, as: UInt64.self)
+            let checksum = computeChecksum(UnsafeRawBufferPointer(record))
+            record.storeBytes(of: checksum.littleEndian, toByteOffset: checksumOffset, as: UInt32.self)
+        }
+        return record
+    }
+
+    /// The byte length of the records a verified batch marker starts.
+    package static func batchLength(_ marker: UnsafeRawBufferPointer) -> Int {
+        Int(truncatingIfNeeded: UInt64(littleEndian: marker.loadUnaligned(fromByteOffset: headerSize, as: UInt64.self)))
+    }
+
+    /// Marks a plain put or tombstone record as written in a batch (``RecordFlags/inBatch``), and
+    /// checksums it again when `checksummed` (a record to be sealed gets its checksum then).
+    package static func markInBatch(_ record: inout [UInt8], checksummed: Bool) {
+        record.withUnsafeMutableBytes { bytes in
+            bytes[5] |= RecordFlags.inBatch.rawValue
+            guard checksummed else { return }
+            let checksum = computeChecksum(UnsafeRawBufferPointer(bytes))
+            bytes.storeBytes(of: checksum.littleEndian, toByteOffset: checksumOffset, as: UInt32.self)
+        }
     }
 
     private static func encode(
@@ -244,7 +294,13 @@ package enum RecordFormat {
         guard keyLength <= maximumKeyLength, metadataLength <= maximumMetadataLength,
             storedLength <= maximumValueLength, originalLength <= maximumValueLength
         else { return nil }
-        if flags.contains(.compressed) {
+        if flags.contains(.batch) {
+            // A batch marker: the count of the records it starts, and their length in the key field.
+            guard flags == .batch, keyLength == 8, metadataLength == 0, storedLength == 0, originalLength > 0
+            else { return nil }
+        } else if flags.contains(.inBatch), flags.contains(.clear) {
+            return nil
+        } else if flags.contains(.compressed) {
             guard storedLength > 0, storedLength < originalLength else { return nil }
         } else {
             guard storedLength == originalLength else { return nil }
