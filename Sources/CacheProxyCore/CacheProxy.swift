@@ -228,6 +228,13 @@ extension CacheProxy {
     static func hitBufferLimit(memoryCapacity: Int) -> Int {
         min(memoryCapacity / 8, 64 << 20)
     }
+
+    /// The most entries a memory tier of `memoryCapacity` bytes holds by default: 100,000 per
+    /// 64 MiB, as the memory tier's own defaults, and at least 100,000. A count fixed at 100,000
+    /// kept a 1 GB budget of 1 KB responses about a third full.
+    package static func memoryEntryLimit(memoryCapacity: Int) -> Int {
+        max(100_000, Int(min(Double(Int32.max), Double(memoryCapacity) * 100_000 / Double(64 << 20))))
+    }
 }
 
 #endif

@@ -44,6 +44,14 @@ struct CacheProxyCommand: AsyncParsableCommand {
     @Option(help: "The memory tier's budget in bytes (default: the memory tier's, 64 MiB).")
     var memoryCapacity: Int?
 
+    @Option(
+        help: """
+            The most entries the memory tier holds (default: 100,000 per 64 MiB of its budget, as the \
+            memory tier's defaults, and at least 100,000).
+            """
+    )
+    var memoryEntries: Int?
+
     @Option(help: "The disk tier's budget in bytes (default: the disk tier's, 512 MiB).")
     var diskCapacity: Int?
 
@@ -166,7 +174,14 @@ struct CacheProxyCommand: AsyncParsableCommand {
             throw ValidationError(error.message)
         }
         var cache = ResponseCache.Configuration(mode: cacheMode, logger: logger)
-        if let memoryCapacity { cache.memory.capacityBytes = memoryCapacity }
+        if let memoryCapacity {
+            cache.memory.capacityBytes = memoryCapacity
+            cache.memory.maximumEntryCount = CacheProxy.memoryEntryLimit(memoryCapacity: memoryCapacity)
+        }
+        if let memoryEntries {
+            guard memoryEntries >= 0 else { throw ValidationError("--memory-entries must not be negative") }
+            cache.memory.maximumEntryCount = memoryEntries
+        }
         cache.targetedCacheControl = try Self.fieldNames(targetedCacheControl, option: "--targeted-cache-control")
         var purgeToken: String?
         if let purgeTokenFile {

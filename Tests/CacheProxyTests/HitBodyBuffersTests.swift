@@ -72,5 +72,13 @@ import Testing
         #expect(CacheProxy.hitBufferLimit(memoryCapacity: 4 << 30) == 64 << 20)
         #expect(CacheProxy.hitBufferLimit(memoryCapacity: 0) == 0)
     }
+
+    /// cache-proxy's memory tier holds 100,000 entries per 64 MiB of its budget, never fewer
+    /// than the memory tier's default.
+    @Test func theEntryCountFollowsTheMemoryBudget() {
+        #expect(CacheProxy.memoryEntryLimit(memoryCapacity: 28_000_000) == 100_000)
+        #expect(CacheProxy.memoryEntryLimit(memoryCapacity: 1_000_000_000) == 1_490_116)
+        #expect(CacheProxy.memoryEntryLimit(memoryCapacity: .max) == Int(Int32.max))
+    }
 }
 #endif
