@@ -65,7 +65,59 @@ enum DiskStoreThroughput {
             result.take(LatencySummary.median(rounds))
             results.append(result)
         }
-        return results
+        return results + (try await batches(quick: quick))
+    }
+
+    /// A refresh's worth of writes (an index and 50 entities: 51 values of 1 KB JSON over fresh
+    /// keys) as one `DiskTier.commit` against 51 `DiskTier.set` calls; each group timed on its own.
+    /// Ratio: the batch's groups per second ÷ the one-by-one's.
+    static func batches(quick: Bool) async throws -> [BenchmarkResult] {
+        let values = (0..<51).map { SampleData.json(approximateBytes: 1024, seed: UInt64($0)) }
+        let groups = quick ? 200 : 2_000
+        let clock = ContinuousClock()
+        var single: [LatencySummary] = []
+        var batched: [LatencySummary] = []
+        for round in 0..<(quick ? 1 : 3) {
+            for asBatch in round % 2 == 0 ? [false, true] : [true, false] {
+                let directory = TemporaryDirectory("bench-batch")
+                defer { directory.remove() }
+                let tier = try DiskTier(configuration: DiskTierBenchmarks.configuration(directory))
+                let now = Date()
+                var recorder = LatencyRecorder()
+                for group in 0..<groups {
+                    let changes: [DiskTier.Change] = values.enumerated().map { index, value in
+                        .set(CacheEntry(value: value, storedAt: now), for: CacheKey("query/\(group)/\(index)"))
+                    }
+                    let start = clock.now
+                    if asBatch {
+                        try await tier.commit(changes)
+                    } else {
+                        for case .set(let entry, let key) in changes { try await tier.set(entry, for: key) }
+                    }
+                    recorder.record(Harness.nanoseconds(of: clock.now - start))
+                }
+                try await tier.close()
+                if asBatch { batched.append(recorder.summary) } else { single.append(recorder.summary) }
+            }
+        }
+        let workload = "disk store, 51 × 1 KB JSON (a refresh), fresh keys"
+        var one = BenchmarkResult(
+            workload: workload,
+            subject: "DiskTier",
+            detail: "51 set calls",
+            valueBytes: 1024
+        )
+        one.take(LatencySummary.median(single))
+        one.ratio = 1
+        var batch = BenchmarkResult(
+            workload: workload,
+            subject: "DiskTier",
+            detail: "one commit, whole across a crash",
+            valueBytes: 1024
+        )
+        batch.take(LatencySummary.median(batched))
+        batch.ratio = batch.opsPerSecond! / one.opsPerSecond!
+        return [one, batch]
     }
 }
 #endif
