@@ -25,8 +25,8 @@ import Testing
         var generator = SplitMix64(seed: 37)
         var inFlightRounds = 0
         var truncatedBytes = 0
-        for round in 0..<16 {
-            let killAfter = 10 + Int(generator.next() % 600)
+        for round in 0..<10 {
+            let killAfter = 10 + Int(generator.next() % 300)
             let arguments = ["--batches", path, String(round + 1)] + (encrypted ? [keyFile] : [])
             let output = try await runUntilKilled(writer, arguments, afterAcks: killAfter)
             var inFlight: (group: String, version: Int)?
@@ -64,7 +64,7 @@ import Testing
             #expect(after.corruptRecords == 0 && after.tornRecords == 0, "round \(round): \(after)")
         }
         print(
-            "batch crash test (encrypted: \(encrypted)): 16 kills, \(inFlightRounds) found the batch in flight, "
+            "batch crash test (encrypted: \(encrypted)): 10 kills, \(inFlightRounds) found the batch in flight, "
                 + "\(truncatedBytes) torn bytes cut"
         )
     }

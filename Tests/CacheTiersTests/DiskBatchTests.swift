@@ -70,28 +70,39 @@ import Testing
     /// The segment cut at every length from before the batch to its end (a torn write, a crash
     /// in the middle of it): reopened, the store holds the old state, never a mix; the whole
     /// batch holds the new one. The cut tail is gone from the file after the reopen.
-    @Test func aBatchCutAnywhereLeavesTheOldState() throws {
+    @Test func aBatchCutAnywhereLeavesTheOldState() async throws {
         let directory = TemporaryDirectory("batch-cut")
         defer { directory.remove() }
         let configuration = Self.configuration(directory, encrypted: false)
-        var store = try DiskStore(configuration: configuration)
-        try Self.storeOld(store)
-        let segment = configuration.directory + "/" + (try #require(Self.lastSegment(configuration)))
-        let before = try #require(FileSurgery.size(segment))
-        try Self.commitBatch(store)
-        try store.close()
+        let setUp = try Self.oldStateThenBatch(configuration)
+        let (segment, before) = (setUp.segment, setUp.before)
+        try setUp.store.close()
         let whole = try FileSurgery.read(segment)
-        #expect(whole.count > before + RecordFormat.headerSize)
-        for length in before...whole.count {
-            try FileSurgery.write(Array(whole[..<length]), to: segment)
-            try? FileManager.default.removeItem(atPath: configuration.directory + "/index.lcx")
-            store = try DiskStore(configuration: configuration)
-            let expected = length == whole.count ? Self.new : Self.old
-            #expect(Self.state(store, Self.keys) == expected, "cut at \(length) of \(whole.count)")
-            #expect(store.recovery.truncatedBytes == (length == whole.count ? 0 : length - before))
-            try store.close()
-            #expect(FileSurgery.size(segment) == (length == whole.count ? whole.count : before))
+        #expect(whole.count > before + RecordFormat.batchMarkerSize)
+        // Every length inside the marker, then every third: each record's header, key and value
+        // are cut many times over. Off the pool: 150 opens would hold a thread of it.
+        let lengths =
+            Array(before..<(before + RecordFormat.batchMarkerSize))
+            + Array(stride(from: before + RecordFormat.batchMarkerSize, to: whole.count, by: 3)) + [whole.count]
+        let wrong = try await offThePool {
+            var wrong: [String] = []
+            for length in lengths {
+                try FileSurgery.write(Array(whole[..<length]), to: segment)
+                try? FileManager.default.removeItem(atPath: configuration.directory + "/index.lcx")
+                let store = try DiskStore(configuration: configuration)
+                let complete = length == whole.count
+                let state = Self.state(store, Self.keys)
+                let cut = store.recovery.truncatedBytes
+                try store.close()
+                if state != (complete ? Self.new : Self.old) || cut != (complete ? 0 : length - before)
+                    || FileSurgery.size(segment) != (complete ? whole.count : before)
+                {
+                    wrong.append("cut at \(length) of \(whole.count): \(state), \(cut) bytes cut")
+                }
+            }
+            return wrong
         }
+        #expect(wrong.isEmpty, "\(wrong.prefix(3))")
     }
 
     /// A byte flipped in a batch's marker or inside its second record, with a set after the
@@ -102,11 +113,9 @@ import Testing
         let directory = TemporaryDirectory("batch-damage")
         defer { directory.remove() }
         let configuration = Self.configuration(directory, encrypted: false)
-        var store = try DiskStore(configuration: configuration)
-        try Self.storeOld(store)
-        let segment = configuration.directory + "/" + (try #require(Self.lastSegment(configuration)))
-        let before = try #require(FileSurgery.size(segment))
-        try Self.commitBatch(store)
+        let setUp = try Self.oldStateThenBatch(configuration)
+        var store = setUp.store
+        let (segment, before) = (setUp.segment, setUp.before)
         try store.set(Self.entry("z1"), for: CacheKey("z"))
         try store.close()
         // The marker, then the first record (a's "a2"), then the second (b's tombstone).
@@ -166,6 +175,19 @@ import Testing
         #expect(await tier.entry(for: CacheKey("a")) == nil)
         #expect(await tier.entry(for: CacheKey("b"))?.value == Array("b2".utf8))
         try await tier.close()
+    }
+
+    /// A plain store holding the old state, then the batch: the store, its segment's path, and
+    /// the segment's length before the batch.
+    static func oldStateThenBatch(
+        _ configuration: DiskTier.Configuration
+    ) throws -> (store: DiskStore, segment: String, before: Int) {
+        let store = try DiskStore(configuration: configuration)
+        try storeOld(store)
+        let segment = configuration.directory + "/" + (try #require(lastSegment(configuration)))
+        let before = try #require(FileSurgery.size(segment))
+        try commitBatch(store)
+        return (store, segment, before)
     }
 
     static func lastSegment(_ configuration: DiskTier.Configuration) -> String? {

@@ -27,19 +27,8 @@ extension DiskStore {
             switch change {
             case .set(let entry, let key):
                 let digest = digest(for: key)
-                var record = try RecordFormat.encodePut(
-                    key: key,
-                    metadata: entry.metadata,
-                    value: entry.value,
-                    storedAtMillis: entry.storedAt.millisecondsSince1970,
-                    checksummed: cipher == nil  // a sealed record gets its checksum when it is sealed
-                )
-                RecordFormat.markInBatch(&record, checksummed: cipher == nil)
-                storedValueBytes +=
-                    record.count - RecordFormat.headerSize - key.string.utf8.count - entry.metadata.count
-                if let cipher {
-                    record = try RecordFormat.seal(record, digest: digest, cipher: cipher)
-                }
+                let (record, storedBytes) = try encodePut(entry, for: key, digest: digest, inBatch: true)
+                storedValueBytes += storedBytes
                 guard record.count <= configuration.admissionLimit else {
                     throw CacheError(
                         code: .valueTooLarge,
@@ -79,12 +68,7 @@ extension DiskStore {
             location = try append(batch)
         } catch {
             // The new values are not on disk; the old ones must not be served in their place.
-            counters.writeErrors += 1
-            for item in records {
-                if let removed = index.remove(item.digest) {
-                    segments[removed.segment]?.handle.addLiveBytes(-removed.length)
-                }
-            }
+            forgetAfterFailedWrite(records.map(\.digest))
             throw error
         }
         counters.valueBytesWritten += valueBytes

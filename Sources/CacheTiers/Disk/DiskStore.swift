@@ -243,17 +243,7 @@ package final class DiskStore {
     package func set(_ entry: CacheEntry, for key: CacheKey) throws -> SetOutcome {
         try checkOpen()
         let digest = digest(for: key)
-        var record = try RecordFormat.encodePut(
-            key: key,
-            metadata: entry.metadata,
-            value: entry.value,
-            storedAtMillis: entry.storedAt.millisecondsSince1970,
-            checksummed: cipher == nil  // a sealed record gets its checksum when it is sealed
-        )
-        let storedValueBytes = record.count - RecordFormat.headerSize - key.string.utf8.count - entry.metadata.count
-        if let cipher {
-            record = try RecordFormat.seal(record, digest: digest, cipher: cipher)
-        }
+        let (record, storedValueBytes) = try encodePut(entry, for: key, digest: digest)
         guard record.count <= configuration.admissionLimit else {
             counters.admissionRefusals += 1
             try remove(digest)
@@ -264,7 +254,7 @@ package final class DiskStore {
             location = try append(record)
         } catch {
             // The new value is not on disk; the old one must not be served in its place.
-            forgetAfterFailedWrite(digest)
+            forgetAfterFailedWrite([digest])
             throw error
         }
         counters.valueBytesWritten += entry.value.count
@@ -299,7 +289,7 @@ package final class DiskStore {
         do {
             _ = try append(tombstone)
         } catch {
-            forgetAfterFailedWrite(digest)
+            forgetAfterFailedWrite([digest])
             throw error
         }
         if let removed = index.remove(digest) {
@@ -308,12 +298,38 @@ package final class DiskStore {
         return true
     }
 
-    /// After a failed write, drop the key from the index so that an older value is not served in
+    /// A put record of `entry` for `key` (whose digest is `digest`), sealed in an encrypted store;
+    /// marked as written in a batch when `inBatch`.
+    /// - Returns: the record, and the bytes its value takes in it (compressed or not).
+    func encodePut(
+        _ entry: CacheEntry,
+        for key: CacheKey,
+        digest: UInt64,
+        inBatch: Bool = false
+    ) throws -> (record: [UInt8], storedValueBytes: Int) {
+        var record = try RecordFormat.encodePut(
+            key: key,
+            metadata: entry.metadata,
+            value: entry.value,
+            storedAtMillis: entry.storedAt.millisecondsSince1970,
+            checksummed: cipher == nil  // a sealed record gets its checksum when it is sealed
+        )
+        if inBatch { RecordFormat.markInBatch(&record, checksummed: cipher == nil) }
+        let storedValueBytes = record.count - RecordFormat.headerSize - key.string.utf8.count - entry.metadata.count
+        if let cipher {
+            record = try RecordFormat.seal(record, digest: digest, cipher: cipher)
+        }
+        return (record, storedValueBytes)
+    }
+
+    /// After a failed write, drop the keys from the index so that an older value is not served in
     /// place of the newer one. A restart may bring the older value back; it never brings wrong bytes.
-    private func forgetAfterFailedWrite(_ digest: UInt64) {
+    func forgetAfterFailedWrite(_ digests: [UInt64]) {
         counters.writeErrors += 1
-        if let removed = index.remove(digest) {
-            segments[removed.segment]?.handle.addLiveBytes(-removed.length)
+        for digest in digests {
+            if let removed = index.remove(digest) {
+                segments[removed.segment]?.handle.addLiveBytes(-removed.length)
+            }
         }
     }
 
