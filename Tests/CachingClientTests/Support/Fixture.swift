@@ -33,7 +33,12 @@ struct Fixture {
                 now: { clock.date }
             )
         )
+        // The shared transport's deadline runs on the real clock, with the client's request
+        // timeout: 30 s (the default) was missed in full runs, whose first 20-30 s hold both
+        // cores (a failed first fetch, then a crash on its missing date). No test here waits on
+        // that deadline; the ones that test timeouts set their own.
         var configuration = CachingHTTPClient.Configuration(
+            requestTimeout: .seconds(600),
             backoff: backoff,
             clock: clock,
             random: { $0.upperBound }
