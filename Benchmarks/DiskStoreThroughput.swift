@@ -100,22 +100,19 @@ enum DiskStoreThroughput {
                 if asBatch { batched.append(recorder.summary) } else { single.append(recorder.summary) }
             }
         }
-        let workload = "disk store, 51 × 1 KB JSON (a refresh), fresh keys"
-        var one = BenchmarkResult(
-            workload: workload,
-            subject: "DiskTier",
-            detail: "51 set calls",
-            valueBytes: 1024
-        )
-        one.take(LatencySummary.median(single))
+        func row(_ detail: String, _ rounds: [LatencySummary]) -> BenchmarkResult {
+            var result = BenchmarkResult(
+                workload: "disk store, 51 × 1 KB JSON (a refresh), fresh keys",
+                subject: "DiskTier",
+                detail: detail,
+                valueBytes: 1024
+            )
+            result.take(LatencySummary.median(rounds))
+            return result
+        }
+        var one = row("51 set calls", single)
         one.ratio = 1
-        var batch = BenchmarkResult(
-            workload: workload,
-            subject: "DiskTier",
-            detail: "one commit, whole across a crash",
-            valueBytes: 1024
-        )
-        batch.take(LatencySummary.median(batched))
+        var batch = row("one commit, whole across a crash", batched)
         batch.ratio = batch.opsPerSecond! / one.opsPerSecond!
         return [one, batch]
     }

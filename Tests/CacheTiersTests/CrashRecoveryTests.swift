@@ -25,13 +25,13 @@ import Darwin
     func killedWritersNeverLeaveCorruptOrWrongData(encrypted: Bool) async throws {
         let writer = Self.crashWriterPath
         try #require(FileManager.default.isExecutableFile(atPath: writer), "build CrashWriter first: \(writer)")
-        let directory = TemporaryDirectory("crash")
-        defer { directory.remove() }
-        let path = directory.appending("cache")
-        let keyFile = directory.appending("key")
-        let key = try EncryptionKey(bytes: (0..<32).map { UInt8($0 * 7 + 3) })
-        try FileSurgery.write(key.bytes, to: keyFile)
-        let encryption = encrypted ? DiskEncryption(key: key) : nil
+        let crash = try CrashTestDirectory(
+            "crash",
+            key: EncryptionKey(bytes: (0..<32).map { UInt8($0 * 7 + 3) }),
+            encrypted: encrypted
+        )
+        defer { crash.directory.remove() }
+        let (path, keyFile, encryption) = (crash.path, crash.keyFile, crash.encryption)
         var model: [String: (version: Int, size: Int)] = [:]  // acknowledged state; absent = nothing
         var generator = SplitMix64(seed: 2026)
         let rounds = 24

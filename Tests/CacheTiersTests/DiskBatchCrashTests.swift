@@ -14,13 +14,13 @@ import Testing
     func killedBatchesAreWholeOrAbsent(encrypted: Bool) async throws {
         let writer = CrashRecoveryTests.crashWriterPath
         try #require(FileManager.default.isExecutableFile(atPath: writer), "build CrashWriter first: \(writer)")
-        let directory = TemporaryDirectory("batch-crash")
-        defer { directory.remove() }
-        let path = directory.appending("cache")
-        let keyFile = directory.appending("key")
-        let key = try EncryptionKey(bytes: (0..<32).map { UInt8($0 * 5 + 1) })
-        try FileSurgery.write(key.bytes, to: keyFile)
-        let encryption = encrypted ? DiskEncryption(key: key) : nil
+        let crash = try CrashTestDirectory(
+            "batch-crash",
+            key: EncryptionKey(bytes: (0..<32).map { UInt8($0 * 5 + 1) }),
+            encrypted: encrypted
+        )
+        defer { crash.directory.remove() }
+        let (path, keyFile, encryption) = (crash.path, crash.keyFile, crash.encryption)
         var model: [String: Int] = [:]  // acknowledged version of each group; -1: none stored
         var generator = SplitMix64(seed: 37)
         var inFlightRounds = 0

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import CacheTestSupport
+import CacheTiers
 import Foundation
 
 #if canImport(Glibc)
@@ -36,5 +37,22 @@ func runUntilKilled(_ writer: String, _ arguments: [String], afterAcks: Int) asy
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         return buffer + reader.readDataToEndOfFile()
+    }
+}
+
+/// A crash test's directory: the cache's path inside it, and the file holding `key`, which the
+/// writer reads when `encrypted`.
+struct CrashTestDirectory {
+    let directory: TemporaryDirectory
+    let path: String
+    let keyFile: String
+    let encryption: DiskEncryption?
+
+    init(_ name: String, key: EncryptionKey, encrypted: Bool) throws {
+        directory = TemporaryDirectory(name)
+        path = directory.appending("cache")
+        keyFile = directory.appending("key")
+        try FileSurgery.write(key.bytes, to: keyFile)
+        encryption = encrypted ? DiskEncryption(key: key) : nil
     }
 }
