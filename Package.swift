@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CacheTiers", targets: ["CacheTiers"]),
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
         .library(name: "CachingClient", targets: ["CachingClient"]),
+        .library(name: "EntityCaching", targets: ["EntityCaching"]),
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
         .library(name: "PostgresCacheTier", targets: ["PostgresCacheTier"]),
         .library(name: "HummingbirdLayeredCache", targets: ["HummingbirdLayeredCache"]),
@@ -153,6 +154,15 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
+        // Entities by ID and query indexes over them: the offline-first data layer, on TieredCache
+        // and the client's read policies (no HTTP in its names; the app's fetcher speaks to the API).
+        .target(
+            name: "EntityCaching",
+            dependencies: [
+                "CacheTiers", "CachingClient", "HTTPCaching",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The only module that imports AsyncHTTPClient.
         .target(
             name: "AsyncHTTPClientTransport",
@@ -257,6 +267,20 @@ let package = Package(
             name: "CrashWriter",
             dependencies: ["CacheTiers", "CacheTestSupport"],
             path: "Tests/CrashWriter"
+        ),
+        // A child process for the entity store's crash test: refreshes a query until it is killed.
+        .executableTarget(
+            name: "EntityCrashWriter",
+            dependencies: ["CacheTiers", "EntityCaching"],
+            path: "Tests/EntityCrashWriter"
+        ),
+        .testTarget(
+            name: "EntityCachingTests",
+            dependencies: [
+                "EntityCaching", "CacheTiers", "CachingClient", "CacheTestSupport", "TestOriginSupport",
+                "AsyncHTTPClientTransport", "EntityCrashWriter",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         // A child process for the memory-budget test: fills a ResponseCache and reports its RSS.
         .executableTarget(

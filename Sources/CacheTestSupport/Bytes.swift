@@ -30,4 +30,26 @@ package enum Bytes {
             initialized = count
         }
     }
+
+    /// Whether `needle` occurs in `haystack`.
+    package static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        return haystack.withUnsafeBytes { h in
+            needle.withUnsafeBytes { n in
+                guard h.count >= n.count else { return false }
+                // memchr to each candidate first byte, memcmp there (glibc's memmem is not visible).
+                var offset = 0
+                let last = h.count - n.count
+                while offset <= last {
+                    guard let found = memchr(h.baseAddress! + offset, Int32(n[0]), last - offset + 1) else {
+                        return false
+                    }
+                    offset = h.baseAddress!.distance(to: UnsafeRawPointer(found))
+                    if memcmp(h.baseAddress! + offset, n.baseAddress!, n.count) == 0 { return true }
+                    offset += 1
+                }
+                return false
+            }
+        }
+    }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-import HTTPCaching
+package import HTTPCaching
 
 /// How ``CachingHTTPClient`` answers a request: from the cache, from the network, or from both,
 /// and what it falls back to when the network fails.
@@ -31,8 +31,8 @@ import HTTPCaching
 /// is active too, asking the network when its rule says so.
 public struct CachePolicy: Hashable, Sendable, CustomStringConvertible {
     /// The engine's read policy this one is.
-    typealias Kind = ReadPolicy
-    let kind: Kind
+    package typealias Kind = ReadPolicy
+    package let kind: Kind
 
     /// RFC 9111: a fresh stored response answers; a stale one is revalidated (conditionally, when
     /// it has an `ETag` or `Last-Modified`), unless `max-stale` or `stale-while-revalidate` allow

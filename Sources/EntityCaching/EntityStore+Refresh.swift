@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import CacheTiers
+public import CachingClient
+import HTTPCaching
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension EntityStore {
+    /// Asks the server for the query's first page — conditionally when the stored list has a
+    /// validator and every entity of it is stored — and stores the answer: "not modified"
+    /// confirms the list (its validation time and expiry, no entity rewritten); a page upserts
+    /// its entities and replaces the list's IDs (and drops the pages after it), in one commit.
+    /// - Parameters:
+    ///   - query: the query.
+    ///   - conditional: whether to send the stored validator; default true.
+    ///   - fetch: the app's fetcher.
+    /// - Returns: the list as stored after the answer (source ``CachingClient/FetchResult/Source/network``
+    ///   or ``CachingClient/FetchResult/Source/revalidated``).
+    /// - Throws: the fetcher's error, classified as a ``CachingClient/CachingClientError``; a
+    ///   ``CachingClient/CachingClientError/Code/storage`` error when the cache refused the
+    ///   commit. Nothing stored changes when it throws.
+    public func refresh(
+        _ query: EntityQuery,
+        conditional: Bool = true,
+        using fetch: QueryFetcher
+    ) async throws -> QueryResult<Entity> {
+        let stored = await consistently { await self.snapshot(of: query) }
+        let validator = conditional && stored.missing.isEmpty ? stored.index?.validator : nil
+        let response: QueryResponse<Entity>
+        do {
+            response = try await fetch(QueryRequest(query: query, validator: validator, cursor: nil))
+        } catch {
+            throw Self.classify(error)
+        }
+        switch response {
+        case .notModified(let freshFor):
+            guard validator != nil else {
+                throw CachingClientError(code: .server, message: "\(query): 'not modified' to an unconditional request")
+            }
+            try await commit { batch in
+                // Evicted since: nothing to confirm.
+                guard var index = await indexRecord(query.key, in: batch) else { return }
+                index.validatedAt = batch.now
+                index.expiresAt = batch.now.addingTimeInterval(seconds(freshFor))
+                index.valid = batch.sequence
+                index.markedStale = false
+                set(index, for: query.key, in: &batch)
+            }
+            return await answer(query, source: .revalidated)
+        case .page(let page):
+            try await commit { batch in
+                let old = await indexRecord(query.key, in: batch)
+                try await upsertFromServer(page.entities, in: &batch)
+                let ids = page.entities.map(\.id)
+                await relink(query.key, old: old?.ids ?? [], new: ids, in: &batch)
+                if old == nil { await catalog(query.key, in: &batch) }
+                let index = IndexRecord(
+                    name: query.name,
+                    parameters: query.parameters,
+                    ids: ids,
+                    pageEnds: [ids.count],
+                    nextCursor: page.nextCursor,
+                    validator: page.validator,
+                    fetchedAt: batch.now,
+                    validatedAt: batch.now,
+                    expiresAt: batch.now.addingTimeInterval(seconds(page.freshFor)),
+                    valid: batch.sequence,
+                    markedStale: false
+                )
+                set(index, for: query.key, in: &batch)
+            }
+            return await answer(query, source: .network)
+        }
+    }
+
+    /// Loads the page after the last one stored and appends it to the list, with its entities,
+    /// in one commit; the list's validation time does not change.
+    /// - Throws: ``CachingClient/CachingClientError/Code/invalidArgument`` when no list is stored
+    ///   or its last page is loaded; the fetcher's error, classified; a storage error. Nothing
+    ///   stored changes when it throws.
+    public func loadNextPage(_ query: EntityQuery, using fetch: QueryFetcher) async throws -> QueryResult<Entity> {
+        guard let cursor = await indexRecord(query)?.nextCursor else {
+            throw CachingClientError(code: .invalidArgument, message: "\(query): no list with a next page is stored")
+        }
+        let response: QueryResponse<Entity>
+        do {
+            response = try await fetch(QueryRequest(query: query, validator: nil, cursor: cursor))
+        } catch {
+            throw Self.classify(error)
+        }
+        guard case .page(let page) = response else {
+            throw CachingClientError(code: .server, message: "\(query): 'not modified' to a page request")
+        }
+        try await commit { batch in
+            // The list was replaced (or evicted) while the page loaded: the page is not its.
+            guard var index = await indexRecord(query.key, in: batch), index.nextCursor == cursor else {
+                throw CachingClientError(
+                    code: .invalidArgument,
+                    message: "\(query): the list changed while a page loaded"
+                )
+            }
+            try await upsertFromServer(page.entities, in: &batch)
+            let ids = page.entities.map(\.id)
+            await relink(query.key, old: index.ids, new: index.ids + ids, in: &batch)
+            index.ids += ids
+            index.pageEnds.append(index.ids.count)
+            index.nextCursor = page.nextCursor
+            set(index, for: query.key, in: &batch)
+        }
+        return await answer(query, source: .network)
+    }
+
+    /// Writes entities from the server; the lists that hold one whose value changed are told.
+    private func upsertFromServer(_ entities: [Entity], in batch: inout Batch) async throws {
+        for entity in entities where try await write(entity, isLocal: false, in: &batch).changed {
+            batch.touched.formUnion(await keyList(reverseKey(entity.id), in: batch))
+        }
+    }
+
+    /// The stored list, as a network answer.
+    func answer(_ query: EntityQuery, source: FetchResult.Source) async -> QueryResult<Entity> {
+        let snapshot = await consistently { await self.snapshot(of: query) }
+        return snapshot.result(freshness: .http, now: configuration.now(), source: source)
+    }
+
+    func seconds(_ freshFor: Duration?) -> TimeInterval {
+        let duration = freshFor ?? configuration.defaultFreshFor
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// A fetcher's error as the client's classified error: its own when it threw one.
+    static func classify(_ error: any Error) -> CachingClientError {
+        if let error = error as? CachingClientError { return error }
+        if error is CancellationError { return CachingClientError(code: .cancelled, message: "cancelled") }
+        return CachingClientError(code: .network, message: "the fetcher failed: \(error)", underlying: error)
+    }
+}
+
+extension EntityStore {
+    /// One entity under a read policy, for a detail screen: fresh by `rule` (its version is the
+    /// current one, or the server confirmed it within a time) answers from the cache; otherwise
+    /// the fetcher is asked, conditionally with the stored version, and a failure falls back to
+    /// the stored entity, stale, with the error. ``CachingClient/CachePolicy/cacheOnly`` never
+    /// asks; ``CachingClient/CachePolicy/networkOnly`` always asks, unconditionally, without a
+    /// fallback. A changed or deleted entity reaches the lists as ``apply(_:upTo:)``'s changes do.
+    /// - Returns: the final answer (``staleWhileRevalidate`` answers with the network's, or the
+    ///   fallback).
+    public func entity(
+        _ id: Entity.ID,
+        policy: CachePolicy,
+        rule: EntityFreshnessRule,
+        using fetch: EntityFetcher
+    ) async -> EntityResult<Entity> {
+        let stored = await entityRecord(id)
+        let cached = entityResult(stored, rule: rule, source: .cache)
+        if policy.kind.isPassive { return cached }
+        let asks = policy.kind.isNetworkOnly || stored == nil || !cached.freshness.isFresh
+        guard asks else { return cached }
+        let conditional = !policy.kind.isNetworkOnly
+        do {
+            let response = try await fetch(EntityRequest(id: id, version: conditional ? stored?.version : nil))
+            switch response {
+            case .notModified:
+                guard conditional, stored != nil else {
+                    throw CachingClientError(code: .server, message: "\(id): 'not modified' without a stored version")
+                }
+                try await commit { batch in
+                    guard var record = await entityRecord(id, in: batch) else { return }
+                    record.validatedAt = batch.now
+                    record.isLocal = false
+                    set(record, for: id, in: &batch)
+                }
+                return entityResult(await entityRecord(id), rule: rule, source: .revalidated)
+            case .entity(let entity, let version):
+                try await commit { batch in
+                    try await apply(.upsert(entity), isLocal: false, version: version, in: &batch)
+                }
+                return entityResult(await entityRecord(id), rule: rule, source: .network)
+            case .deleted:
+                try await commit { batch in try await apply(.delete(id), isLocal: false, in: &batch) }
+                return EntityResult(
+                    entity: nil,
+                    freshness: .missing,
+                    source: .network,
+                    metadata: nil,
+                    isFinal: true,
+                    error: nil
+                )
+            }
+        } catch {
+            var result = cached
+            let error = Self.classify(error)
+            result.error = error
+            if stored != nil, !policy.kind.isNetworkOnly {
+                result.freshness = .stale(error.code == .noConnection ? .offline : .revalidationFailed)
+            } else {
+                result = EntityResult(
+                    entity: nil,
+                    freshness: .missing,
+                    source: .none,
+                    metadata: nil,
+                    isFinal: true,
+                    error: error
+                )
+            }
+            return result
+        }
+    }
+}
