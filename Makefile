@@ -119,7 +119,7 @@ format:
 # plans the package's build again), which writes .build/docs/<Target>.doccarchive. DOCS_TARGETS=X
 # builds one, to the same place (for one target the plugin would write into the output folder
 # itself, after removing it).
-DOCS_TARGETS ?= HummingbirdLayeredCache VaporLayeredCache CacheTiers HTTPCaching CachingClient AsyncHTTPClientTransport
+DOCS_TARGETS ?= HummingbirdLayeredCache VaporLayeredCache CacheTiers HTTPCaching CachingClient EntityCaching AsyncHTTPClientTransport
 DOCS_OUTPUT := .build/docs
 docs: deps
 	@mkdir -p $(DOCS_OUTPUT)
@@ -132,7 +132,7 @@ docs: deps
 # package's build folder, so that only the example's own modules (and what only it depends on:
 # swift-otel for VaporApp) are compiled, not a second copy of every dependency;
 # `cd Examples/VaporApp && swift build` works on its own as well.
-EXAMPLES := HummingbirdApp VaporApp
+EXAMPLES := HummingbirdApp VaporApp TaskListApp
 examples: deps
 	@for example in $(EXAMPLES); do \
 		echo "==> Examples/$$example"; \

@@ -251,6 +251,7 @@ let package = Package(
             dependencies: [
                 "CacheTiers", "TraitTrampoline", "HTTPCaching", "CachingClient", "CLZ4", "CacheTestSupport",
                 "AsyncHTTPClientTransport", "TestOriginSupport", "PostgresCacheTier", "HummingbirdLayeredCache",
+                "EntityCaching",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Tools"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Tools"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Tools"])),
@@ -412,7 +413,7 @@ let package = Package(
             name: "DocSnippetsTests",
             dependencies: [
                 "CacheTiers", "HTTPCaching", "CachingClient", "AsyncHTTPClientTransport", "HummingbirdLayeredCache",
-                "PostgresCacheTier", "CacheProxyCore", "VaporLayeredCache",
+                "PostgresCacheTier", "CacheProxyCore", "VaporLayeredCache", "EntityCaching",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Tools"])),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -72,6 +72,7 @@ struct BenchmarksMain: AsyncParsableCommand {
             ("encryption", EncryptionBenchmarks.run),
             ("trace", { [trace] in try await TraceBenchmarks.run(quick: $0, path: trace) }),
             ("middleware", MiddlewareBenchmarks.run),
+            ("entities", EntityBenchmarks.run),
         ]
         // Suites that need a server run only when the filter names them.
         let namedOnly: [(name: String, run: (Bool) async throws -> [BenchmarkResult])] = [

@@ -104,12 +104,20 @@ extension EntityStore {
                     message: "\(query): the list changed while a page loaded"
                 )
             }
+            // Stale before the page: it stays so. The page's own entities are stamped with this
+            // commit, which the list is confirmed up to (they are what the server just sent).
+            var wasStale = index.markedStale || batch.kind.structureChanged > index.valid
+            for id in index.ids where !wasStale {
+                if let record = await entityRecord(id, in: batch), record.changed > index.valid { wasStale = true }
+            }
             try await upsertFromServer(page.entities, in: &batch)
             let ids = page.entities.map(\.id)
             await relink(query.key, old: index.ids, new: index.ids + ids, in: &batch)
             index.ids += ids
             index.pageEnds.append(index.ids.count)
             index.nextCursor = page.nextCursor
+            index.valid = batch.sequence
+            index.markedStale = wasStale
             set(index, for: query.key, in: &batch)
         }
         return await answer(query, source: .network)
@@ -143,9 +151,10 @@ extension EntityStore {
 
 extension EntityStore {
     /// One entity under a read policy, for a detail screen: fresh by `rule` (its version is the
-    /// current one, or the server confirmed it within a time) answers from the cache; otherwise
-    /// the fetcher is asked, conditionally with the stored version, and a failure falls back to
-    /// the stored entity, stale, with the error. ``CachingClient/CachePolicy/cacheOnly`` never
+    /// current one, or the server confirmed it within a time) answers from the cache; otherwise —
+    /// and always for ``CachingClient/CachePolicy/networkFirst`` and
+    /// ``CachingClient/CachePolicy/cacheThenNetwork`` — the fetcher is asked, conditionally with
+    /// the stored version, and a failure falls back to the stored entity, stale, with the error. ``CachingClient/CachePolicy/cacheOnly`` never
     /// asks; ``CachingClient/CachePolicy/networkOnly`` always asks, unconditionally, without a
     /// fallback. A changed or deleted entity reaches the lists as ``apply(_:upTo:)``'s changes do.
     /// - Returns: the final answer (``staleWhileRevalidate`` answers with the network's, or the
@@ -159,7 +168,12 @@ extension EntityStore {
         let stored = await entityRecord(id)
         let cached = entityResult(stored, rule: rule, source: .cache)
         if policy.kind.isPassive { return cached }
-        let asks = policy.kind.isNetworkOnly || stored == nil || !cached.freshness.isFresh
+        let alwaysAsks =
+            switch policy.kind {
+            case .networkOnly, .networkFirst, .cacheThenNetwork: true
+            default: false
+            }
+        let asks = alwaysAsks || stored == nil || !cached.freshness.isFresh
         guard asks else { return cached }
         let conditional = !policy.kind.isNetworkOnly
         do {

@@ -129,6 +129,8 @@ import Testing
         #expect(first.items.map(\.id) == [1, 2] && first.hasMorePages && first.metadata?.pageCount == 1)
         let second = try await f.store.loadNextPage(Fixture.dueToday, using: f.fetchers.query)
         #expect(second.items.map(\.id) == [1, 2, 3, 4] && !second.hasMorePages && second.metadata?.pageCount == 2)
+        // The page's new entities do not make the list look changed.
+        #expect(second.freshness == .fresh)
         await #expect(throws: CachingClientError.self) {
             _ = try await f.store.loadNextPage(Fixture.dueToday, using: f.fetchers.query)
         }
