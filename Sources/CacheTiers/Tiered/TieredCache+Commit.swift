@@ -7,7 +7,8 @@ extension TieredCache {
     /// Writes `changes` to every tier as one unit: the disk tier writes them as one batch that a
     /// crash keeps whole (``DiskTier/commit(_:)``), so that after a restart either all of them
     /// hold or none does; then memory takes them, and the shared tier (when there is one) has them
-    /// queued. Changes apply in order: a key set twice keeps the later value.
+    /// queued — it writes them one by one, not as a unit. Changes apply in order: a key set twice
+    /// keeps the later value.
     ///
     /// `policy` is the storage policy of every entry set: `.allowedInMemoryOnly` writes memory and
     /// removes the keys below it (in one batch too), `.notAllowed` removes them everywhere. What
