@@ -16,6 +16,7 @@ import Testing
 
     final class Counters: Sendable {
         let done = Atomic(false)
+        let readers = Atomic(0)
         let mixed = Atomic(0)
         let reads = Atomic(0)
     }
@@ -28,6 +29,9 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 defer { counters.done.store(true, ordering: .releasing) }
+                // Both readers are reading before the first refresh: the two overlap, however
+                // late the pool runs them.
+                while counters.readers.load(ordering: .acquiring) < 2 { await Task.yield() }
                 for generation in 1...refreshes {
                     _ = try await store.refresh(query, conditional: false) { _ in
                         .page(
@@ -37,11 +41,15 @@ import Testing
                             )
                         )
                     }
+                    await Task.yield()  // and the readers a turn
                 }
             }
             for _ in 0..<2 {
                 group.addTask {
+                    counters.readers.add(1, ordering: .releasing)
                     while !counters.done.load(ordering: .acquiring) {
+                        // A read from memory never suspends: give the writer the thread.
+                        await Task.yield()
                         let list = await store.read(query)
                         guard let validator = list.metadata?.validator, let generation = Int(validator) else {
                             continue
@@ -50,8 +58,6 @@ import Testing
                             counters.mixed.add(1, ordering: .relaxed)
                         }
                         counters.reads.add(1, ordering: .relaxed)
-                        // A read from memory never suspends: give the writer the thread.
-                        await Task.yield()
                     }
                 }
             }
