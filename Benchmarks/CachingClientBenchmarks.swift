@@ -82,19 +82,11 @@ enum CachingClientBenchmarks {
                 samples[subject].append(await round(subjects[subject].2))
             }
         }
-        let reference = Harness.median(samples[0].map(\.opsPerSecond))
-        return zip(subjects, samples).map { subject, samples in
-            let opsPerSecond = Harness.median(samples.map(\.opsPerSecond))
-            return BenchmarkResult(
-                workload: "client fresh hit, 1 KB body, memory",
-                subject: subject.0,
-                detail: subject.1,
-                opsPerSecond: opsPerSecond,
-                p50Nanos: Harness.median(samples.map(\.p50)),
-                p99Nanos: Harness.median(samples.map(\.p99)),
-                ratio: opsPerSecond / reference
-            )
-        }
+        return Harness.rows(
+            workload: "client fresh hit, 1 KB body, memory",
+            subjects: subjects.map { ($0.0, $0.1) },
+            rounds: samples
+        )
     }
 
     static func concurrentMisses(quick: Bool) async throws -> BenchmarkResult {

@@ -137,19 +137,11 @@ enum EntityBenchmarks {
                 samples[subject].append(Harness.summarize(perRead, operationsEach: batchSize))
             }
         }
-        let reference = Harness.median(samples[0].map(\.opsPerSecond))
-        return zip(subjects, samples).map { subject, samples in
-            let opsPerSecond = Harness.median(samples.map(\.opsPerSecond))
-            return BenchmarkResult(
-                workload: "50-item cached query, \(tier)",
-                subject: subject.0,
-                detail: subject.1,
-                opsPerSecond: opsPerSecond,
-                p50Nanos: Harness.median(samples.map(\.p50)),
-                p99Nanos: Harness.median(samples.map(\.p99)),
-                ratio: opsPerSecond / reference
-            )
-        }
+        return Harness.rows(
+            workload: "50-item cached query, \(tier)",
+            subjects: subjects.map { ($0.0, $0.1) },
+            rounds: samples
+        )
     }
 }
 #endif

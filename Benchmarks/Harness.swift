@@ -53,6 +53,28 @@ enum Harness {
         return (summary.p50, summary.p99, summary.opsPerSecond)
     }
 
+    /// One row per subject of an interleaved run: each figure the median of the subject's rounds,
+    /// the ratio its throughput ÷ the first subject's (the group's reference).
+    static func rows(
+        workload: String,
+        subjects: [(subject: String, detail: String)],
+        rounds: [[(p50: Double, p99: Double, opsPerSecond: Double)]]
+    ) -> [BenchmarkResult] {
+        let reference = median(rounds[0].map(\.opsPerSecond))
+        return zip(subjects, rounds).map { subject, rounds in
+            let opsPerSecond = median(rounds.map(\.opsPerSecond))
+            return BenchmarkResult(
+                workload: workload,
+                subject: subject.subject,
+                detail: subject.detail,
+                opsPerSecond: opsPerSecond,
+                p50Nanos: median(rounds.map(\.p50)),
+                p99Nanos: median(rounds.map(\.p99)),
+                ratio: opsPerSecond / reference
+            )
+        }
+    }
+
     static func percentile(_ sortedValues: [Double], _ fraction: Double) -> Double {
         precondition(!sortedValues.isEmpty)
         let index = min(sortedValues.count - 1, Int((Double(sortedValues.count) * fraction).rounded(.down)))

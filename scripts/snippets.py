@@ -18,11 +18,13 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "Tests" / "DocSnippetsTests" / "Snippets.swift"
-# Documents whose examples import a framework whose names clash with another's (Vapor's and
-# Hummingbird's `Application`, `Request`, `Response`): each compiles in a file of its own, where
-# only its imports are visible, under its trait.
+# Documents whose examples compile in a file of their own, under a trait: those that import a
+# framework whose names clash with another's (Vapor's and Hummingbird's `Application`, `Request`,
+# `Response`: only its imports are visible there), and long ones, so that no generated file
+# passes 400 lines.
 SEPARATE = {
     "docs/vapor.md": (ROOT / "Tests" / "DocSnippetsTests" / "VaporSnippets.swift", "Vapor"),
+    "docs/entities.md": (ROOT / "Tests" / "DocSnippetsTests" / "EntitySnippets.swift", "Tools"),
 }
 
 

@@ -187,7 +187,7 @@ extension EntityStore {
         let old = await entityRecord(entity.id, in: batch)
         let changed: Bool
         if let old {
-            changed = try RecordCoding.encode(old.entity) != RecordCoding.encode(entity)
+            changed = try RecordCoding.canonical(old.entity) != RecordCoding.canonical(entity)
         } else {
             changed = true
         }

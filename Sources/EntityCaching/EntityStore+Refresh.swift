@@ -197,31 +197,14 @@ extension EntityStore {
                 return entityResult(await entityRecord(id), rule: rule, source: .network)
             case .deleted:
                 try await commit { batch in try await apply(.delete(id), isLocal: false, in: &batch) }
-                return EntityResult(
-                    entity: nil,
-                    freshness: .missing,
-                    source: .network,
-                    metadata: nil,
-                    isFinal: true,
-                    error: nil
-                )
+                return .missing(source: .network)
             }
         } catch {
-            var result = cached
             let error = Self.classify(error)
+            guard stored != nil, !policy.kind.isNetworkOnly else { return .missing(source: .none, error: error) }
+            var result = cached
+            result.freshness = .stale(error.code == .noConnection ? .offline : .revalidationFailed)
             result.error = error
-            if stored != nil, !policy.kind.isNetworkOnly {
-                result.freshness = .stale(error.code == .noConnection ? .offline : .revalidationFailed)
-            } else {
-                result = EntityResult(
-                    entity: nil,
-                    freshness: .missing,
-                    source: .none,
-                    metadata: nil,
-                    isFinal: true,
-                    error: error
-                )
-            }
             return result
         }
     }

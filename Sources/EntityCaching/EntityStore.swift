@@ -248,16 +248,7 @@ where Entity.ID: Codable & Sendable & CustomStringConvertible {
         rule: EntityFreshnessRule,
         source: FetchResult.Source
     ) -> EntityResult<Entity> {
-        guard let record else {
-            return EntityResult(
-                entity: nil,
-                freshness: .missing,
-                source: .none,
-                metadata: nil,
-                isFinal: true,
-                error: nil
-            )
-        }
+        guard let record else { return .missing(source: .none) }
         return EntityResult(
             entity: record.entity,
             freshness: freshness(of: record, rule: rule),

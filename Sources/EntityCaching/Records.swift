@@ -70,6 +70,14 @@ enum RecordCoding {
         Array(try JSONEncoder().encode(value))
     }
 
+    /// The value's JSON with sorted keys, for comparing two values: a dictionary's keys come in
+    /// hash order otherwise, and two equal values could compare unequal.
+    static func canonical<Value: Encodable>(_ value: Value) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Array(try encoder.encode(value))
+    }
+
     /// The value, or nil for bytes that do not decode (damaged, or written by an incompatible
     /// version of the app's type): the caller treats them as a miss and removes them.
     static func decode<Value: Decodable>(_: Value.Type, from bytes: [UInt8]) -> Value? {

@@ -88,6 +88,11 @@ public struct EntityResult<Entity: Sendable>: Sendable {
     public var isFinal: Bool
     /// The error when the network was asked and failed.
     public var error: CachingClientError?
+
+    /// No entity: none stored, or deleted on the server.
+    static func missing(source: FetchResult.Source, error: CachingClientError? = nil) -> Self {
+        Self(entity: nil, freshness: .missing, source: source, metadata: nil, isFinal: true, error: error)
+    }
 }
 
 /// When a stored entity counts as fresh for a detail read: its server version matches the one

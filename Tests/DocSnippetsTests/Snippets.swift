@@ -9,7 +9,6 @@ import AsyncHTTPClientTransport
 import CacheProxyCore
 import CacheTiers
 import CachingClient
-import EntityCaching
 import Foundation
 import HTTPCaching
 import HTTPTypes
@@ -302,102 +301,6 @@ func docs_encryption_line7() async throws {
     _ = key
     _ = disk
     _ = cache
-}
-
-// docs/entities.md:27
-func docs_entities_line27() async throws {
-
-    struct TaskItem: Codable, Sendable, Identifiable {
-        var id: Int
-        var title: String
-        var due: String
-        var time: Int
-    }
-
-    let api = HTTPClientTransport()
-
-    let fetchList: EntityStore<TaskItem>.QueryFetcher = { request in
-        var path = "/tasks?due=\(request.query.parameters["due"] ?? "")"
-        if let cursor = request.cursor { path += "&cursor=\(cursor)" }
-        var get = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: path)
-        // The stored list's validator: a 304 confirms it without rewriting a single entity.
-        if let validator = request.validator { get.headerFields[.ifNoneMatch] = validator }
-        let answer = try await api.send(get, body: nil, timeout: .seconds(10))
-        switch answer.response.status.code {
-        case 304:
-            return .notModified(freshFor: .seconds(60))
-        case 200:
-            return .page(
-                QueryPage(
-                    entities: try JSONDecoder().decode([TaskItem].self, from: Data(answer.body)),
-                    validator: answer.response.headerFields[.eTag],
-                    nextCursor: answer.response.headerFields[HTTPField.Name("X-Next-Cursor")!],
-                    freshFor: .seconds(60)
-                )
-            )
-        default:
-            throw CachingClientError(code: .server, message: "tasks: \(answer.response.status)")
-        }
-    }
-
-    let fetchTask: EntityStore<TaskItem>.EntityFetcher = { request in
-        var get = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/tasks/\(request.id)")
-        if let version = request.version { get.headerFields[.ifNoneMatch] = version }
-        let answer = try await api.send(get, body: nil, timeout: .seconds(10))
-        switch answer.response.status.code {
-        case 304: return .notModified
-        case 404: return .deleted
-        case 200:
-            let task = try JSONDecoder().decode(TaskItem.self, from: Data(answer.body))
-            return .entity(task, version: answer.response.headerFields[.eTag])
-        default: throw CachingClientError(code: .server, message: "task: \(answer.response.status)")
-        }
-    }
-
-    let tiers = TieredCache(memory: MemoryTier(), disk: try DiskTier(configuration: .init(directory: "/var/cache/tasks")))
-    let tasks = try EntityStore<TaskItem>(kind: "task", cache: tiers)
-
-    // The list screen: the cached list at once, then the refreshed one.
-    let dueToday = EntityQuery("tasks", parameters: ["due": "today"])
-    for await result in tasks.observe(dueToday, policy: .staleWhileRevalidate, using: fetchList) {
-        print(result.items.map(\.title), result.freshness, result.isComplete ? "" : "(incomplete)")
-    }
-    // The next page, appended with its entities in one commit.
-    _ = try await tasks.loadNextPage(dueToday, using: fetchList)
-
-    // The detail screen: fresh if the server confirmed it within 30 seconds.
-    let detail = await tasks.entity(42, policy: .cacheFirst, rule: .validated(within: .seconds(30)), using: fetchTask)
-    print(detail.entity?.title ?? "gone", detail.freshness, detail.source)
-    _ = api
-    _ = fetchList
-    _ = fetchTask
-    _ = tiers
-    _ = tasks
-    _ = dueToday
-    _ = detail
-}
-
-// docs/entities.md:149
-func docs_entities_line149() async throws {
-
-    struct Todo: Codable, Sendable, Identifiable {
-        var id: Int
-        var title: String
-        var due: String
-        var time: Int
-    }
-
-    // Keep each list sorted and filtered without asking the server.
-    let configuration = EntityStore<Todo>.Configuration(patch: { query, items, change in
-        guard case .upsert(let todo) = change else { return nil }  // nil: mark stale instead
-        var list = items.filter { $0.id != todo.id }
-        if todo.due == query.parameters["due"] { list.append(todo) }
-        return list.sorted { $0.time < $1.time }
-    })
-    let todos = try EntityStore<Todo>(kind: "todo", cache: TieredCache(memory: MemoryTier(), disk: nil), configuration: configuration)
-    try await todos.upsert([Todo(id: 42, title: "Ship it", due: "today", time: 16)])
-    _ = configuration
-    _ = todos
 }
 
 // docs/hummingbird.md:10
