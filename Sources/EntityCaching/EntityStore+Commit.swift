@@ -35,9 +35,9 @@ extension EntityStore {
     }
 
     /// Runs `build` under the commit lock, then writes what it recorded as one
-    /// ``CacheTiers/TieredCache/commit(_:policy:)`` with the kind's record, and tells the
+    /// `TieredCache.commit(_:policy:)` with the kind's record, and tells the
     /// observers of the lists it touched.
-    /// - Throws: `build`'s error (nothing is written); ``CachingClient/CachingClientError/Code/storage``
+    /// - Throws: `build`'s error (nothing is written); `CachingClientError.Code.storage`
     ///   when the cache refused the commit (nothing changed).
     func commit(_ build: (inout Batch) async throws -> Void) async throws {
         let (touched, kindWide) = try await lock.withLock { () async throws -> (Set<String>, Bool) in

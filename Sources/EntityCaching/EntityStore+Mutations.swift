@@ -9,8 +9,8 @@ extension EntityStore {
     /// cost proportional to those lists) is patched by the configuration's
     /// ``Configuration/patch`` rule or marked stale; a created entity is offered to every list of
     /// the kind by the patch rule, or marks them all stale.
-    /// - Throws: a ``CachingClient/CachingClientError`` (``CachingClient/CachingClientError/Code/storage``
-    ///   when the cache refused the commit; ``CachingClient/CachingClientError/Code/invalidArgument``
+    /// - Throws: a `CachingClientError` (`CachingClientError.Code.storage`
+    ///   when the cache refused the commit; `CachingClientError.Code.invalidArgument`
     ///   for an entity that does not encode): nothing stored changes.
     public func upsert(_ entities: [Entity]) async throws {
         try await commit { batch in

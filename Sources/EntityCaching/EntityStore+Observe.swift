@@ -7,7 +7,7 @@ import Synchronization
 extension EntityStore {
     /// Observes a query under a read policy: the cached list at once (or "missing" — never an
     /// error for that), then the refreshed one, as the policy says (the client's table,
-    /// ``CachingClient/CachePolicy``):
+    /// `CachePolicy`):
     ///
     /// | policy | fresh list | stale list | no list | fetcher fails |
     /// |---|---|---|---|---|

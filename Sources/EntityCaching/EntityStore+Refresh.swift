@@ -19,10 +19,10 @@ extension EntityStore {
     ///   - query: the query.
     ///   - conditional: whether to send the stored validator; default true.
     ///   - fetch: the app's fetcher.
-    /// - Returns: the list as stored after the answer (source ``CachingClient/FetchResult/Source/network``
-    ///   or ``CachingClient/FetchResult/Source/revalidated``).
-    /// - Throws: the fetcher's error, classified as a ``CachingClient/CachingClientError``; a
-    ///   ``CachingClient/CachingClientError/Code/storage`` error when the cache refused the
+    /// - Returns: the list as stored after the answer (source `FetchResult.Source.network`
+    ///   or `FetchResult.Source.revalidated`).
+    /// - Throws: the fetcher's error, classified as a `CachingClientError`; a
+    ///   `CachingClientError.Code.storage` error when the cache refused the
     ///   commit. Nothing stored changes when it throws.
     public func refresh(
         _ query: EntityQuery,
@@ -80,7 +80,7 @@ extension EntityStore {
 
     /// Loads the page after the last one stored and appends it to the list, with its entities,
     /// in one commit; the list's validation time does not change.
-    /// - Throws: ``CachingClient/CachingClientError/Code/invalidArgument`` when no list is stored
+    /// - Throws: `CachingClientError.Code.invalidArgument` when no list is stored
     ///   or its last page is loaded; the fetcher's error, classified; a storage error. Nothing
     ///   stored changes when it throws.
     public func loadNextPage(_ query: EntityQuery, using fetch: QueryFetcher) async throws -> QueryResult<Entity> {
@@ -152,10 +152,10 @@ extension EntityStore {
 extension EntityStore {
     /// One entity under a read policy, for a detail screen: fresh by `rule` (its version is the
     /// current one, or the server confirmed it within a time) answers from the cache; otherwise —
-    /// and always for ``CachingClient/CachePolicy/networkFirst`` and
-    /// ``CachingClient/CachePolicy/cacheThenNetwork`` — the fetcher is asked, conditionally with
-    /// the stored version, and a failure falls back to the stored entity, stale, with the error. ``CachingClient/CachePolicy/cacheOnly`` never
-    /// asks; ``CachingClient/CachePolicy/networkOnly`` always asks, unconditionally, without a
+    /// and always for `CachePolicy.networkFirst` and
+    /// `CachePolicy.cacheThenNetwork` — the fetcher is asked, conditionally with
+    /// the stored version, and a failure falls back to the stored entity, stale, with the error. `CachePolicy.cacheOnly` never
+    /// asks; `CachePolicy.networkOnly` always asks, unconditionally, without a
     /// fallback. A changed or deleted entity reaches the lists as ``apply(_:upTo:)``'s changes do.
     /// - Returns: the final answer (``staleWhileRevalidate`` answers with the network's, or the
     ///   fallback).

@@ -11,7 +11,7 @@ public import Foundation
 #endif
 
 /// Canonical entities by ID and the lists of IDs that queries return, each with its own
-/// freshness, in a ``CacheTiers/TieredCache``: the offline-first data layer.
+/// freshness, in a `TieredCache`: the offline-first data layer.
 ///
 /// ```swift
 /// let tasks = try EntityStore<TaskItem>(kind: "task", cache: cache)
@@ -25,7 +25,7 @@ public import Foundation
 /// decodes nothing (the decoded record is kept with the memory entry). A refresh asks the app's
 /// fetcher, conditionally when the list has a validator: a "not modified" answer updates the
 /// index's validation time alone; a page upserts its entities and replaces the index's IDs, in
-/// one commit that a crash keeps whole (``CacheTiers/TieredCache/commit(_:policy:)``).
+/// one commit that a crash keeps whole (`TieredCache.commit(_:policy:)`).
 ///
 /// Mutations (``upsert(_:)``, ``delete(_:)``, ``apply(_:upTo:)``) find the queries that hold an
 /// entity through a reverse index and mark them stale, or patch them with the configuration's
@@ -93,7 +93,7 @@ where Entity.ID: Codable & Sendable & CustomStringConvertible {
     ///   - kind: the kind's name ("task"); not empty, without `/`.
     ///   - cache: the cache to store in.
     ///   - configuration: freshness, storage policy, versions and patch rule.
-    /// - Throws: ``CachingClient/CachingClientError/Code/invalidArgument`` for an empty kind or
+    /// - Throws: `CachingClientError.Code.invalidArgument` for an empty kind or
     ///   one with `/`.
     public init(kind: String, cache: TieredCache, configuration: Configuration = .init()) throws(CachingClientError) {
         guard !kind.isEmpty, !kind.contains("/") else {

@@ -16,8 +16,8 @@ public struct EntityMetadata: Hashable, Sendable {
     public var validatedAt: Date
     /// Its server version (an `ETag`, an `updatedAt`), when the store's configuration reads one.
     public var version: String?
-    /// Where its value came from: ``CachingClient/FetchResult/Source/network`` (a server answer,
-    /// a change feed) or ``CachingClient/FetchResult/Source/none`` (the app's own mutation, not
+    /// Where its value came from: `FetchResult.Source.network` (a server answer,
+    /// a change feed) or `FetchResult.Source.none` (the app's own mutation, not
     /// yet confirmed).
     public var source: FetchResult.Source
 }
@@ -51,7 +51,7 @@ public struct QueryResult<Entity: Identifiable & Sendable>: Sendable where Entit
     public var items: [Entity]
     /// The IDs of the list whose entities the store does not hold (evicted, damaged).
     public var missingIDs: [Entity.ID]
-    /// How fresh the list is: ``CachingClient/Freshness/missing`` when no list is stored.
+    /// How fresh the list is: `Freshness.missing` when no list is stored.
     public var freshness: Freshness
     /// Where the answer came from: the cache, the network (a 200), revalidated (a 304), or none.
     public var source: FetchResult.Source
