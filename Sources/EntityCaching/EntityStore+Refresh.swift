@@ -157,7 +157,7 @@ extension EntityStore {
     /// the stored version, and a failure falls back to the stored entity, stale, with the error. `CachePolicy.cacheOnly` never
     /// asks; `CachePolicy.networkOnly` always asks, unconditionally, without a
     /// fallback. A changed or deleted entity reaches the lists as ``apply(_:upTo:)``'s changes do.
-    /// - Returns: the final answer (``staleWhileRevalidate`` answers with the network's, or the
+    /// - Returns: the final answer (`staleWhileRevalidate` answers with the network's, or the
     ///   fallback).
     public func entity(
         _ id: Entity.ID,
