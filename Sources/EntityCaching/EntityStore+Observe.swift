@@ -78,30 +78,30 @@ extension EntityStore {
             }
             yield(cached)
         case .networkOnly:
-            yield(await refreshed(query, conditional: false, fallback: nil, fetch: fetch))
+            yield(await refreshed(query, conditional: false, stored: snapshot, fallback: nil, fetch: fetch))
         case .returnCacheDataElseLoad:
             if cached.hasAnswer && cached.isComplete {
                 yield(cached)
             } else {
-                yield(await refreshed(query, conditional: true, fallback: nil, fetch: fetch))
+                yield(await refreshed(query, conditional: true, stored: snapshot, fallback: nil, fetch: fetch))
             }
         case .cacheFirst:
             guard usable else {
-                yield(await refreshed(query, conditional: true, fallback: cached, fetch: fetch))
+                yield(await refreshed(query, conditional: true, stored: snapshot, fallback: cached, fetch: fetch))
                 return
             }
             yield(cached)
             if !cached.freshness.isFresh {
-                Task { _ = await refreshed(query, conditional: true, fallback: nil, fetch: fetch) }
+                Task { _ = await refreshed(query, conditional: true, stored: snapshot, fallback: nil, fetch: fetch) }
             }
         case .useProtocol:
             if usable && cached.freshness.isFresh {
                 yield(cached)
             } else {
-                yield(await refreshed(query, conditional: true, fallback: cached, fetch: fetch))
+                yield(await refreshed(query, conditional: true, stored: snapshot, fallback: cached, fetch: fetch))
             }
         case .networkFirst(let timeout):
-            yield(await refreshed(query, fallback: cached, timeout: timeout, fetch: fetch))
+            yield(await refreshed(query, stored: snapshot, fallback: cached, timeout: timeout, fetch: fetch))
         case .staleWhileRevalidate:
             if usable && cached.freshness.isFresh {
                 yield(cached)
@@ -111,11 +111,11 @@ extension EntityStore {
                 cached.isFinal = false
                 yield(cached)
             }
-            yield(await refreshed(query, conditional: true, fallback: cached, fetch: fetch))
+            yield(await refreshed(query, conditional: true, stored: snapshot, fallback: cached, fetch: fetch))
         case .cacheThenNetwork:
             cached.isFinal = false
             yield(cached)
-            yield(await refreshed(query, conditional: true, fallback: nil, fetch: fetch))
+            yield(await refreshed(query, conditional: true, stored: snapshot, fallback: nil, fetch: fetch))
         }
     }
 
@@ -124,26 +124,30 @@ extension EntityStore {
     func refreshed(
         _ query: EntityQuery,
         conditional: Bool,
+        stored: Snapshot,
         fallback: QueryResult<Entity>?,
         fetch: @escaping QueryFetcher
     ) async -> QueryResult<Entity> {
         do {
-            return try await refresh(query, conditional: conditional, using: fetch)
+            return try await refresh(query, conditional: conditional, stored: stored, using: fetch)
         } catch {
             return Self.fallback(fallback, query: query, error: Self.classify(error))
         }
     }
 
-    /// ``refreshed(_:conditional:fallback:fetch:)`` within `timeout`: past it, the fallback
+    /// ``refreshed(_:conditional:stored:fallback:fetch:)`` within `timeout`: past it, the fallback
     /// answers and the refresh goes on, storing what it gets.
     private func refreshed(
         _ query: EntityQuery,
+        stored: Snapshot,
         fallback: QueryResult<Entity>,
         timeout: Duration?,
         fetch: @escaping QueryFetcher
     ) async -> QueryResult<Entity> {
-        guard let timeout else { return await refreshed(query, conditional: true, fallback: fallback, fetch: fetch) }
-        let work = Task { await refreshed(query, conditional: true, fallback: fallback, fetch: fetch) }
+        guard let timeout else {
+            return await refreshed(query, conditional: true, stored: stored, fallback: fallback, fetch: fetch)
+        }
+        let work = Task { await refreshed(query, conditional: true, stored: stored, fallback: fallback, fetch: fetch) }
         let late = Self.fallback(
             fallback,
             query: query,

@@ -29,7 +29,23 @@ extension EntityStore {
         conditional: Bool = true,
         using fetch: QueryFetcher
     ) async throws -> QueryResult<Entity> {
-        let stored = await consistently { await self.snapshot(of: query) }
+        try await refresh(query, conditional: conditional, stored: nil, using: fetch)
+    }
+
+    /// ``refresh(_:conditional:using:)`` given what a read of the query found just before (an
+    /// observation's first read), so that the list is not read twice; nil: read it here.
+    func refresh(
+        _ query: EntityQuery,
+        conditional: Bool,
+        stored given: Snapshot?,
+        using fetch: QueryFetcher
+    ) async throws -> QueryResult<Entity> {
+        let stored: Snapshot
+        if let given {
+            stored = given
+        } else {
+            stored = await consistently { await self.snapshot(of: query) }
+        }
         let validator = conditional && stored.missing.isEmpty ? stored.index?.validator : nil
         let response: QueryResponse<Entity>
         do {

@@ -167,7 +167,7 @@ where Entity.ID: Codable & Sendable & CustomStringConvertible {
     public func changeToken() async -> String? { await kindRecord()?.token }
 
     /// What a read of `query` found: its index, its entities and the kind's state.
-    struct Snapshot {
+    struct Snapshot: Sendable {
         var query: EntityQuery
         var index: IndexRecord<Entity.ID>?
         var entities: [EntityRecord<Entity>]
