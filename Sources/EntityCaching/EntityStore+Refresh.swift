@@ -225,3 +225,28 @@ extension EntityStore {
         }
     }
 }
+
+extension EntityStore {
+    /// Refreshes the entities of the query's stored list whose freshness is suspect, without
+    /// asking for the list: each entity not fresh by `rule` (or not stored) is asked for on its
+    /// own, conditionally on its stored version, so that the server confirms the unchanged ones
+    /// ("not modified") and sends only the changed ones. A changed entity marks the lists that
+    /// hold it stale as any change does (their order or membership may have changed with it).
+    /// - Returns: the list as stored afterwards; its error is the first fetch's failure, when one
+    ///   failed (the entities it could not refresh stay as they were).
+    public func refreshEntities(
+        of query: EntityQuery,
+        rule: EntityFreshnessRule,
+        using fetch: EntityFetcher
+    ) async -> QueryResult<Entity> {
+        let ids = await consistently { await self.indexRecord(query)?.ids } ?? []
+        var firstError: CachingClientError?
+        for id in ids {
+            let answer = await entity(id, policy: .cacheFirst, rule: rule, using: fetch)
+            firstError = firstError ?? answer.error
+        }
+        var result = await read(query)
+        result.error = firstError
+        return result
+    }
+}

@@ -135,6 +135,28 @@ import Testing
         #expect(await f.store.entity(4).freshness == .missing)
     }
 
+    @Test func onlyTheSuspectEntitiesOfAListAreRefreshed() async throws {
+        let f = try await Fixture()
+        defer { Task { await f.stop() } }
+        _ = try await f.store.refresh(Fixture.dueToday, using: f.fetchers.query)
+        let rule = EntityFreshnessRule.validated(within: .seconds(30))
+        // The list carries no versions: each detail, read once, stores its own.
+        for id in 1...4 { _ = await f.store.entity(id, policy: .networkFirst, rule: rule, using: f.fetchers.entity) }
+        #expect(f.api.requests.count == 5)
+        // Every entity is fresh: nothing is asked.
+        let none = await f.store.refreshEntities(of: Fixture.dueToday, rule: rule, using: f.fetchers.entity)
+        #expect(none.items.count == 4 && f.api.requests.count == 5)
+
+        // Past the rule, each is asked for conditionally; only the changed one comes back whole.
+        f.api.update(TaskItem(id: 3, title: "lunch moved", due: "today", time: 12))
+        f.clock.advance(by: 40)
+        let refreshed = await f.store.refreshEntities(of: Fixture.dueToday, rule: rule, using: f.fetchers.entity)
+        #expect(f.api.requests.count == 9 && f.api.notModifiedCount == 3)
+        #expect(refreshed.items.map(\.title) == ["standup", "review", "lunch moved", "deploy"])
+        #expect(refreshed.freshness == .stale(.markedStale))  // its order may have changed with it
+        #expect(refreshed.error == nil)
+    }
+
     @Test func badKindsAreRefused() async throws {
         let cache = TieredCache(memory: MemoryTier(), disk: nil)
         #expect(throws: CachingClientError.self) { try EntityStore<TaskItem>(kind: "", cache: cache) }
