@@ -31,7 +31,7 @@ PROXY_BENCH_ARGS ?=
 
 WITH_POSTGRES := scripts/with-postgres.sh
 
-.PHONY: all deps deps-postgres test privacy build bench bench-smoke proxy-bench lint format snippets clean docs examples consumer-check \
+.PHONY: all deps deps-postgres deps-openssl test privacy build bench bench-smoke proxy-bench lint format snippets clean docs examples consumer-check \
 	fuzz fuzz-build fuzz-seeds
 
 all: test
@@ -57,6 +57,7 @@ deps:
 	fi
 	@pkg-config --exists liblz4 || { echo "error: liblz4 is still not visible to pkg-config" >&2; exit 1; }
 	@$(MAKE) --no-print-directory deps-postgres
+	@$(MAKE) --no-print-directory deps-openssl
 
 # The PostgreSQL server for the shared-tier tests (Debian's postgresql package) when initdb is
 # nowhere to be found; elsewhere the tests skip with a line (CI=true makes that an error).
@@ -70,6 +71,20 @@ deps-postgres:
 		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q postgresql; }; \
 	else \
 		echo "note: no PostgreSQL server binaries and no apt-get: the shared-tier tests will be skipped" >&2; \
+	fi
+
+# The openssl command, with which the TLS tests (the proxy's listener, PostgreSQL) make their
+# certificates.
+deps-openssl:
+	@if command -v openssl >/dev/null 2>&1; then \
+		exit 0; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
+		echo "==> installing openssl with apt-get"; \
+		$$SUDO apt-get install -y -q openssl >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q openssl; }; \
+	else \
+		echo "error: the openssl command is required by the TLS tests" >&2; exit 1; \
 	fi
 
 build: deps

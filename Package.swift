@@ -214,6 +214,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Proxy"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
@@ -358,6 +359,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOTLS", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

@@ -72,6 +72,9 @@ extension CacheProxy {
         /// upstream request carries the trace context). Nil (the default): the tracer bootstrapped
         /// with `InstrumentationSystem` when the proxy runs; with none, no spans and no cost.
         public var tracer: (any Tracer)?
+        /// TLS on the listener (HTTP/1.1 over TLS 1.2 or 1.3); nil (the default): plain HTTP/1.1.
+        /// The admin listener stays plain: bind it to a private address.
+        public var tls: ListenerTLS?
 
         /// Creates a configuration.
         public init(
@@ -91,7 +94,8 @@ extension CacheProxy {
             exposesTagFields: Bool = false,
             forwardsRanges: Bool = false,
             admin: ListenAddress? = nil,
-            tracer: (any Tracer)? = nil
+            tracer: (any Tracer)? = nil,
+            tls: ListenerTLS? = nil
         ) {
             self.upstream = upstream
             self.listen = listen
@@ -110,6 +114,7 @@ extension CacheProxy {
             self.forwardsRanges = forwardsRanges
             self.admin = admin
             self.tracer = tracer
+            self.tls = tls
         }
     }
 }

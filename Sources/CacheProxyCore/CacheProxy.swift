@@ -53,6 +53,8 @@ public final class CacheProxy: Service, Sendable {
     private let onAdminListening: @Sendable (Int) async -> Void
     /// The client while ``run()`` runs (for tests).
     let runningClient = Mutex<CachingHTTPClient?>(nil)
+    /// The listener's TLS context, with ``Configuration/tls``.
+    private let certificates: ListenerCertificates?
 
     /// Creates a proxy and opens its cache.
     /// - Parameters:
@@ -63,7 +65,8 @@ public final class CacheProxy: Service, Sendable {
     ///   - onListening: called with the bound port once the listener accepts connections.
     ///   - onAdminListening: called with the admin listener's bound port once it accepts
     ///     connections (``Configuration/admin``).
-    /// - Throws: ``CacheProxyError`` for a body limit below 1; the cache's
+    /// - Throws: ``CacheProxyError`` for a body limit below 1 or a listener certificate or key
+    ///   that cannot be read (``CacheProxyError/Code/invalidCertificate``); the cache's
     ///   `HTTPCachingError` for an invalid cache configuration or a directory that cannot be opened
     ///   (another process holds it, say).
     public init(
@@ -79,6 +82,9 @@ public final class CacheProxy: Service, Sendable {
         self.transport = transport
         self.onListening = onListening
         self.onAdminListening = onAdminListening
+        self.certificates = try configuration.tls.map { files throws(CacheProxyError) in
+            try ListenerCertificates(files)
+        }
         var cacheConfiguration = configuration.cache
         if !configuration.tagFields.isEmpty {
             // The tags go on before the app's hook, which sees (and may change) them.
@@ -88,6 +94,19 @@ public final class CacheProxy: Service, Sendable {
             ).then(cacheConfiguration.willCache)
         }
         self.cache = try ResponseCache(configuration: cacheConfiguration)
+    }
+
+    /// Reads the listener's certificate chain and private key again (``Configuration/tls``):
+    /// connections accepted from now on are offered them; open connections keep the certificate
+    /// they were accepted with, so none is dropped. cache-proxy calls this on `SIGHUP`.
+    /// - Throws: ``CacheProxyError/Code/invalidCertificate`` when the files cannot be read or do
+    ///   not belong together (the certificate in use then stays), ``CacheProxyError/Code/invalidArgument``
+    ///   when the listener has no TLS.
+    public func reloadCertificates() throws(CacheProxyError) {
+        guard let certificates else {
+            throw CacheProxyError(code: .invalidArgument, message: "the listener has no TLS to reload")
+        }
+        try certificates.reload()
     }
 
     /// Listens and answers until graceful shutdown (or cancellation).
@@ -174,11 +193,14 @@ public final class CacheProxy: Service, Sendable {
         )
         let onListening = self.onListening
         let eventLoopGroup = configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
-        let server = try HTTPServerBuilder { responder in
-            FastHitHTTP1Channel(
+        let certificates = self.certificates
+        let server = try HTTPServerBuilder { responder -> any ServerChildChannel in
+            let channel = FastHitHTTP1Channel(
                 base: HTTP1Channel(responder: responder, configuration: channelConfiguration),
                 fastHit: fastHit
             )
+            guard let certificates else { return channel }
+            return TLSListenerChannel(base: channel, certificates: certificates)
         }.buildServer(
             configuration: ServerConfiguration(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port),

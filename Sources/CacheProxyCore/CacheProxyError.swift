@@ -5,7 +5,9 @@
 public struct CacheProxyError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: Hashable, Sendable { case invalidUpstream, invalidListenAddress, invalidArgument }
+        private enum Base: Hashable, Sendable {
+            case invalidUpstream, invalidListenAddress, invalidArgument, invalidCertificate
+        }
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
@@ -15,6 +17,9 @@ public struct CacheProxyError: Error, Sendable, CustomStringConvertible {
         public static var invalidListenAddress: Self { Self(.invalidListenAddress) }
         /// Another setting is out of range (a negative capacity, for example).
         public static var invalidArgument: Self { Self(.invalidArgument) }
+        /// The listener's certificate chain or private key cannot be read, does not parse, or the
+        /// two do not belong together.
+        public static var invalidCertificate: Self { Self(.invalidCertificate) }
 
         public var description: String { String(describing: base) }
     }

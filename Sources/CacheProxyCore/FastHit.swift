@@ -299,7 +299,9 @@ struct FastHitHTTP1Channel: ServerChildChannel {
             let pipeline = channel.pipeline.syncOperations
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
             let bypass = EncoderBypass()
-            try pipeline.addHandler(bypass, position: .first)
+            // Right below the response encoder: under TLS the bypass's bytes must still be
+            // encrypted (the TLS handler is first).
+            try pipeline.addHandler(bypass, position: .before(try pipeline.handler(type: HTTPResponseEncoder.self)))
             let decoder = try pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try pipeline.addHandler(VersionGate(), position: .after(decoder.handler))
             try pipeline.addHandler(

@@ -107,6 +107,18 @@ struct CacheProxyCommand: AsyncParsableCommand {
     )
     var adminListen: String?
 
+    @Option(
+        help: """
+            A PEM file with the listener's certificate and its intermediates: the listener then \
+            speaks TLS 1.2/1.3 (with --tls-key). SIGHUP reads both files again; connections \
+            accepted after it get the new certificate, open ones keep theirs.
+            """
+    )
+    var tlsCertificate: String?
+
+    @Option(help: "The PEM file with the private key of --tls-certificate.")
+    var tlsKey: String?
+
     @Flag(help: "Add X-Cache: HIT, STALE, REVALIDATED, MISS, ERROR or PURGE to every response.")
     var cacheStatusHeader = false
 
@@ -172,6 +184,12 @@ struct CacheProxyCommand: AsyncParsableCommand {
             admin = try adminListen.map { text throws(CacheProxyError) in try ListenAddress(text) }
         } catch {
             throw ValidationError(error.message)
+        }
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-certificate and --tls-key go together")
+        }
+        let tls = tlsCertificate.flatMap { chain in
+            tlsKey.map { CacheProxy.ListenerTLS(certificateChainPath: chain, privateKeyPath: $0) }
         }
         var cache = ResponseCache.Configuration(mode: cacheMode, logger: logger)
         if let memoryCapacity {
@@ -242,7 +260,8 @@ struct CacheProxyCommand: AsyncParsableCommand {
             tagFields: try Self.fieldNames(tagFields, option: "--tag-fields"),
             exposesTagFields: exposeTagFields,
             forwardsRanges: forwardRanges,
-            admin: admin
+            admin: admin,
+            tls: tls
         )
         var failure: (any Error)?
         do {
@@ -295,7 +314,30 @@ struct CacheProxyCommand: AsyncParsableCommand {
                 logger: logger
             )
         )
+        // SIGHUP is trapped before the listener starts: its default action ends the process.
+        let hangups = configuration.tls == nil ? nil : await UnixSignalsSequence(trapping: .sighup)
+        let reloads = hangups.map { hangups in
+            Task { await Self.reloadCertificates(of: proxy, on: hangups, logger: logger) }
+        }
+        defer { reloads?.cancel() }
         try await group.run()
+    }
+
+    /// Reads the listener's certificate and key again on every `SIGHUP`, until cancelled; a
+    /// reload that fails is logged and the certificate in use stays.
+    private static func reloadCertificates(
+        of proxy: CacheProxy,
+        on hangups: UnixSignalsSequence,
+        logger: Logger
+    ) async {
+        for await _ in hangups {
+            do {
+                try proxy.reloadCertificates()
+                logger.notice("reloaded the listener's certificate")
+            } catch {
+                logger.error("could not reload the listener's certificate", metadata: ["error": "\(error)"])
+            }
+        }
     }
 }
 #endif

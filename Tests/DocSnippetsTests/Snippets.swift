@@ -137,8 +137,8 @@ func README_line252() async throws {
     _ = cache
 }
 
-// docs/cache-proxy.md:52
-func docs_cache_proxy_line52() async throws {
+// docs/cache-proxy.md:53
+func docs_cache_proxy_line53() async throws {
 
     let origin = OriginTransport()
     let proxy = try CacheProxy(

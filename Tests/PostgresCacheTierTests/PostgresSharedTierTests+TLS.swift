@@ -118,21 +118,7 @@ extension PostgresSharedTierTests {
     /// server (owned by its `postgres` user when the tests run as root, as scripts/with-postgres.sh
     /// then runs the server as that user).
     static func makeSelfSignedCertificate(certificate: String, key: String, directory: String) async throws {
-        let status = try await offThePool {
-            let openssl = Process()
-            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            openssl.arguments = [
-                "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                "-keyout", key, "-out", certificate, "-days", "1", "-subj", "/CN=localhost",
-                "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-            ]
-            openssl.standardOutput = FileHandle.nullDevice
-            openssl.standardError = FileHandle.nullDevice
-            try openssl.run()
-            openssl.waitUntilExit()
-            return openssl.terminationStatus
-        }
-        try #require(status == 0, "openssl could not make the certificate")
+        try await CacheTestSupport.makeSelfSignedCertificate(certificatePath: certificate, keyPath: key)
         chmod(key, 0o600)
         chmod(directory, 0o755)
         if getuid() == 0, let postgres = getpwnam("postgres") {

@@ -65,12 +65,19 @@ package enum KeyDigest {
             index += 8
         }
         if index < count {
-            var tail: UInt64 = 0
-            var shift: UInt64 = 0
-            while index < count {
-                tail |= UInt64(bytes[index]) << shift
-                shift += 8
-                index += 1
+            // The last 1...7 bytes as a little-endian word, zero above them: when the key has a
+            // full word, one load of its last eight bytes shifted down (no byte loop).
+            let remaining = count - index
+            let tail: UInt64
+            if count >= 8 {
+                let last = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+                tail = last >> UInt64(truncatingIfNeeded: (8 - remaining) * 8)
+            } else {
+                var word: UInt64 = 0
+                withUnsafeMutableBytes(of: &word) {
+                    $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[index...]))
+                }
+                tail = UInt64(littleEndian: word)
             }
             h = mixWord(h, tail)
         }

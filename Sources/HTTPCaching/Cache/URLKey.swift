@@ -21,17 +21,20 @@ enum URLKey {
     /// Calls `body` with the UTF-8 bytes of the key ``make(method:scheme:authority:path:)``
     /// makes, written into a temporary buffer (on the stack unless the URL is very long): a
     /// lookup that finds its key in memory then allocates nothing for it.
+    ///
+    /// `body` does not throw: a rethrowing form wrapped every lookup's answer in a `Result`.
+    @inline(__always)
     static func withUTF8<Result>(
         method: String,
         scheme: String,
         authority: String,
         path: String,
-        _ body: (UnsafeRawBufferPointer) throws -> Result
-    ) rethrows -> Result {
+        _ body: (UnsafeRawBufferPointer) -> Result
+    ) -> Result {
         let capacity = capacity(method: method, scheme: scheme, authority: authority, path: path)
-        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
             let count = write(method: method, scheme: scheme, authority: authority, path: path, into: buffer)
-            return try body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<count])))
+            return body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<count])))
         }
     }
 
@@ -127,6 +130,7 @@ enum URLKey {
             count += 1
         }
 
+        @inline(__always)
         mutating func append(_ text: String, lowercase: Bool, stopAt stop: UInt8? = nil) {
             let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
                 append(bytes, lowercase: lowercase, stopAt: stop)
