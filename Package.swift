@@ -196,6 +196,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
         ),
         // The caching reverse proxy: a CachingHTTPClient behind a HummingbirdCore HTTP/1.1 server,
@@ -225,6 +226,7 @@ let package = Package(
                 "CacheProxyCore", "TraitTrampoline", "HTTPCaching", "CacheTiers", "CachingClient",
                 "AsyncHTTPClientTransport", "PostgresCacheTier",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Proxy"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Proxy"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

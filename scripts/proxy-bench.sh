@@ -21,6 +21,9 @@
 #              Accept-Encoding value ("gzip, br", "br, gzip", "GZIP,BR")
 #   zipf-mix   Zipf (s = 0.8) over 100,000 URLs of 1 KB; each cache is sized to hold about 10%
 #              of them, so about 40% of the requests miss
+#   1k-hit-tls 1k-hit over TLS 1.3 with keep-alive (wrk over https), nginx proxy_cache (`listen
+#              ssl`) against cache-proxy with --tls-certificate/--tls-key, the same P-256
+#              certificate made by openssl; Varnish has no TLS and sits this one out
 #   100m-miss  a 100 MB file, each request a new URL (a miss) fetched by curl: time to its first
 #              byte through each proxy against the origin's own, and cache-proxy's resident
 #              memory while it passes (caches of 64 MiB, so no proxy stores it)
@@ -64,6 +67,8 @@ ORIGIN_PORT=18180
 VARNISH_PORT=18181
 NGINX_PORT=18182
 PROXY_PORT=18183
+NGINX_TLS_PORT=18184
+PROXY_TLS_PORT=18185
 URLS=100000
 CACHE_PROXY_ARGS=${CACHE_PROXY_ARGS:-}
 MIX_ENTRIES=$((URLS / 10))
@@ -75,6 +80,7 @@ command -v varnishd >/dev/null 2>&1 || [ -x /usr/sbin/varnishd ] || need+=(varni
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v taskset >/dev/null 2>&1 || need+=(util-linux)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 if [ ${#need[@]} -gt 0 ]; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     echo "==> installing ${need[*]} with apt-get"
@@ -108,8 +114,13 @@ stop_all() {
 }
 trap stop_all EXIT
 
+# The certificate both TLS listeners present (1k-hit-tls).
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/tls.key" \
+    -out "$WORK/tls.pem" -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+    >/dev/null 2>&1
+
 wait_for() { # url
-    for _ in $(seq 100); do curl -fs -o /dev/null "$1" && return 0; sleep 0.1; done
+    for _ in $(seq 100); do curl -kfs -o /dev/null "$1" && return 0; sleep 0.1; done
     echo "error: nothing answers at $1" >&2; exit 1
 }
 
@@ -177,6 +188,10 @@ http {
     upstream origin { server 127.0.0.1:$ORIGIN_PORT; keepalive 64; }
     server {
         listen 127.0.0.1:$NGINX_PORT;
+        listen 127.0.0.1:$NGINX_TLS_PORT ssl;
+        ssl_certificate $WORK/tls.pem;
+        ssl_certificate_key $WORK/tls.key;
+        ssl_protocols TLSv1.2 TLSv1.3;
         location / {
             proxy_pass http://origin;
             proxy_http_version 1.1;
@@ -202,15 +217,30 @@ EOF
     PROXY_PID=$!
     PIDS+=("$PROXY_PID")
 
+    # cache-proxy's listener is plain or TLS: a second one, on the same CPU, for 1k-hit-tls.
+    PROXY_TLS_PID=""
+    if [ "$TLS" -eq 1 ]; then
+        taskset -c "$PROXY_CPU" "$PROXY_BIN" --upstream "http://127.0.0.1:$ORIGIN_PORT" \
+            --listen "127.0.0.1:$PROXY_TLS_PORT" --mode shared --memory-capacity "$bytes" \
+            --tls-certificate "$WORK/tls.pem" --tls-key "$WORK/tls.key" \
+            --log-level warning $CACHE_PROXY_ARGS >"$WORK/cache-proxy-tls.log" 2>&1 &
+        PROXY_TLS_PID=$!
+        PIDS+=("$PROXY_TLS_PID")
+    fi
+
     wait_for "http://127.0.0.1:$NGINX_PORT/1k"
     wait_for "http://127.0.0.1:$VARNISH_PORT/1k"
     wait_for "http://127.0.0.1:$PROXY_PORT/1k"
+    if [ "$TLS" -eq 1 ]; then
+        wait_for "https://127.0.0.1:$NGINX_TLS_PORT/1k"
+        wait_for "https://127.0.0.1:$PROXY_TLS_PORT/1k"
+    fi
 }
 
 stop_proxies() {
     local pid
-    for pid in "$NGINX_PID" "$VARNISH_PID" "$PROXY_PID"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "$NGINX_PID" "$VARNISH_PID" "$PROXY_PID"; do
+    for pid in "$NGINX_PID" "$VARNISH_PID" "$PROXY_PID" $PROXY_TLS_PID; do kill "$pid" 2>/dev/null || true; done
+    for pid in "$NGINX_PID" "$VARNISH_PID" "$PROXY_PID" $PROXY_TLS_PID; do
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$pid" 2>/dev/null || true
     done
@@ -221,6 +251,8 @@ port_of() {
         varnish) echo "$VARNISH_PORT" ;;
         nginx) echo "$NGINX_PORT" ;;
         cache-proxy) echo "$PROXY_PORT" ;;
+        nginx-tls) echo "$NGINX_TLS_PORT" ;;
+        cache-proxy-tls) echo "$PROXY_TLS_PORT" ;;
     esac
 }
 
@@ -269,6 +301,8 @@ pid_of() {
         varnish) echo "$VARNISH_PID" ;;
         nginx) echo "$NGINX_PID" ;;
         cache-proxy) echo "$PROXY_PID" ;;
+        nginx-tls) echo "$NGINX_PID" ;;
+        cache-proxy-tls) echo "$PROXY_TLS_PID" ;;
     esac
 }
 
@@ -285,11 +319,12 @@ HZ=$(getconf CLK_TCK)
 
 # wrk's summary as "req/s p50_ms p99_ms requests"
 run_wrk() { # port seconds path-or-script
-    local port=$1 seconds=$2 target=$3 out
+    local port=$1 seconds=$2 target=$3 out scheme=http
+    if [ "$port" = "$NGINX_TLS_PORT" ] || [ "$port" = "$PROXY_TLS_PORT" ]; then scheme=https; fi
     if [[ "$target" == *.lua ]]; then
-        out=$(taskset -c "$LOAD_CPU" wrk -t1 -c50 -d"${seconds}s" --latency -s "$target" "http://127.0.0.1:$port/")
+        out=$(taskset -c "$LOAD_CPU" wrk -t1 -c50 -d"${seconds}s" --latency -s "$target" "$scheme://127.0.0.1:$port/")
     else
-        out=$(taskset -c "$LOAD_CPU" wrk -t1 -c50 -d"${seconds}s" --latency "http://127.0.0.1:$port$target")
+        out=$(taskset -c "$LOAD_CPU" wrk -t1 -c50 -d"${seconds}s" --latency "$scheme://127.0.0.1:$port$target")
     fi
     if echo "$out" | grep -q "Non-2xx"; then echo "warning: non-2xx answers from port $port" >&2; fi
     echo "$out" | awk '
@@ -305,15 +340,19 @@ PROXIES=(varnish nginx cache-proxy)
 RESULTS="$WORK/results"
 : >"$RESULTS"
 
-run_workload() { # name target
+run_workload() { # name target [proxies...] (default: PROXIES)
     local name=$1 target=$2 round i p port before after result
-    for p in "${PROXIES[@]}"; do
+    shift 2
+    local proxies=("${PROXIES[@]}")
+    [ $# -eq 0 ] || proxies=("$@")
+    local count=${#proxies[@]}
+    for p in "${proxies[@]}"; do
         port=$(port_of "$p")
         run_wrk "$port" 2 "$target" >/dev/null # warm-up: fill the cache, open the connections
     done
     for round in $(seq "$ROUNDS"); do
-        for i in 0 1 2; do
-            p=${PROXIES[$(((i + round - 1) % 3))]}
+        for i in $(seq 0 $((count - 1))); do
+            p=${proxies[$(((i + round - 1) % count))]}
             port=$(port_of "$p")
             before=$(cpu_ticks "$(pid_of "$p")")
             result=$(run_wrk "$port" "$DURATION" "$target")
@@ -328,27 +367,34 @@ echo "==> proxies on CPU $PROXY_CPU, wrk -t1 -c50 on CPU $LOAD_CPU, $ROUNDS roun
 HIT_BYTES=$((256 << 20))
 if [ -z "$SELECTED" ]; then
     SELECTED=1k-hit
-    [ "$QUICK" -eq 1 ] || SELECTED=1k-hit,64k-hit,1k-vary,zipf-mix,100m-miss
+    [ "$QUICK" -eq 1 ] || SELECTED=1k-hit,64k-hit,1k-vary,1k-hit-tls,zipf-mix,100m-miss
 fi
 selected() { [[ ",$SELECTED," == *",$1,"* ]]; }
 for w in $(echo "$SELECTED" | tr ',' ' '); do
     case "$w" in
-        1k-hit | 64k-hit | 1k-vary | zipf-mix | 100m-miss) ;;
-        *) echo "error: unknown workload $w (1k-hit, 64k-hit, 1k-vary, zipf-mix, 100m-miss)" >&2; exit 2 ;;
+        1k-hit | 64k-hit | 1k-vary | 1k-hit-tls | zipf-mix | 100m-miss) ;;
+        *) echo "error: unknown workload $w (1k-hit, 64k-hit, 1k-vary, 1k-hit-tls, zipf-mix, 100m-miss)" >&2; exit 2 ;;
     esac
 done
 WORKLOADS=()
 selected 1k-hit && WORKLOADS+=("1k-hit /1k")
 selected 64k-hit && WORKLOADS+=("64k-hit /64k")
 selected 1k-vary && WORKLOADS+=("1k-vary $WORK/vary.lua")
-if [ ${#WORKLOADS[@]} -gt 0 ]; then
+TLS=0
+if [ ${#WORKLOADS[@]} -gt 0 ] || selected 1k-hit-tls; then
+    selected 1k-hit-tls && TLS=1
     start_proxies "$HIT_BYTES"
     for w in "${WORKLOADS[@]}"; do
         set -- $w
         echo "==> $1"
         run_workload "$1" "$2"
     done
+    if [ "$TLS" -eq 1 ]; then
+        echo "==> 1k-hit-tls"
+        run_workload 1k-hit-tls /1k nginx-tls cache-proxy-tls
+    fi
     stop_proxies
+    TLS=0
 fi
 
 if selected zipf-mix; then
@@ -363,19 +409,24 @@ fi
 echo
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-printf '| %-9s | %-11s | %9s | %8s | %8s | %9s | %9s | %11s |\n' workload proxy "req/s" "p50 ms" "p99 ms" "x Varnish" "x nginx" "CPU us/req"
-printf '| %-9s | %-11s | %9s | %8s | %8s | %9s | %9s | %11s |\n' --- --- ---: ---: ---: ---: ---: ---:
+printf '| %-9s | %-15s | %9s | %8s | %8s | %9s | %9s | %11s |\n' workload proxy "req/s" "p50 ms" "p99 ms" "x Varnish" "x nginx" "CPU us/req"
+printf '| %-9s | %-15s | %9s | %8s | %8s | %9s | %9s | %11s |\n' --- --- ---: ---: ---: ---: ---: ---:
 for w in $(awk '{ print $1 }' "$RESULTS" | uniq); do
     declare -A rps=()
-    for p in "${PROXIES[@]}"; do
+    listed=("${PROXIES[@]}")
+    [ "$w" != 1k-hit-tls ] || listed=(nginx-tls cache-proxy-tls)
+    for p in "${listed[@]}"; do
         rps[$p]=$(awk -v w="$w" -v p="$p" '$1 == w && $2 == p { print $3 }' "$RESULTS" | median)
     done
-    for p in "${PROXIES[@]}"; do
+    # Over TLS the references are nginx with TLS; Varnish has none.
+    rps[varnish]=${rps[varnish]:-0}
+    rps[nginx]=${rps[nginx]:-${rps[nginx-tls]}}
+    for p in "${listed[@]}"; do
         p50=$(awk -v w="$w" -v p="$p" '$1 == w && $2 == p { print $4 }' "$RESULTS" | median)
         p99=$(awk -v w="$w" -v p="$p" '$1 == w && $2 == p { print $5 }' "$RESULTS" | median)
         cpu=$(awk -v w="$w" -v p="$p" -v hz="$HZ" '$1 == w && $2 == p && $6 > 0 { print $7 / hz * 1e6 / $6 }' "$RESULTS" | median)
         awk -v w="$w" -v p="$p" -v r="${rps[$p]}" -v v="${rps[varnish]}" -v n="${rps[nginx]}" -v a="$p50" -v b="$p99" -v c="$cpu" \
-            'BEGIN { printf "| %-9s | %-11s | %9.0f | %8.3f | %8.3f | %8.2fx | %8.2fx | %11.1f |\n", w, p, r, a, b, r / v, r / n, c }'
+            'BEGIN { printf "| %-9s | %-15s | %9.0f | %8.3f | %8.3f | %9s | %8.2fx | %11.1f |\n", w, p, r, a, b, (v > 0 ? sprintf("%.2fx", r / v) : "-"), r / n, c }'
     done
     unset rps
 done

@@ -5,6 +5,7 @@ public import CachingClient
 public import HTTPTypes
 public import NIOCore
 import NIOHTTP1
+import NIOSSL
 import NIOTransportSupport
 public import NIOPosix
 import Synchronization
@@ -17,8 +18,8 @@ import Musl
 import Darwin
 #endif
 
-/// An ``CachingClient/HTTPTransport`` to `http://` origins over SwiftNIO's HTTP/1.1 codec that
-/// passes interim responses on: the transport cache-proxy sends through.
+/// An ``CachingClient/HTTPTransport`` to `http://` and `https://` origins over SwiftNIO's
+/// HTTP/1.1 codec that passes interim responses on: the transport cache-proxy sends through.
 ///
 /// AsyncHTTPClient drops every interim (1xx) response but `101`, and a proxy must forward them
 /// (RFC 9110 §15.2). This transport hands each one, such as `103 Early Hints`, to the task's
@@ -39,8 +40,10 @@ import Darwin
 /// - Failures are classified as `HTTPClientTransport` classifies them: a connection refused or
 ///   not made is `noConnection`; a connect or an exchange past its time is `timeout`; anything
 ///   else, a body over ``Configuration/maximumBodyBytes`` included, is `network`.
-/// - It speaks plain HTTP/1.1: an `https` request fails with `network` (`HTTPClientTransport`
-///   serves TLS origins).
+/// - `https` origins are reached over TLS 1.2 or 1.3 (swift-nio-ssl): the certificate is verified
+///   against the system's trust store (or ``Configuration/certificateAuthorityPath``) and the
+///   origin's host name or IP address, the host name sent as SNI. A certificate that does not
+///   verify fails the exchange with `network`. Everything above holds the same over TLS.
 ///
 /// Call ``shutdown()`` when done with it: it closes the kept connections.
 public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
@@ -62,6 +65,9 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
         /// The clock the exchange's deadline waits on. Default `ContinuousClock()`; tests pass a
         /// manual one.
         public var clock: any Clock<Duration>
+        /// A PEM file of the certificate authorities `https` origins' certificates must chain
+        /// to, in place of the system's trust store; nil (the default) for the system's.
+        public var certificateAuthorityPath: String?
 
         /// Creates a configuration.
         public init(
@@ -69,13 +75,15 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
             maximumBufferedBytes: Int = 256 << 20,
             maximumIdleConnections: Int = 64,
             connectTimeout: Duration = .seconds(10),
-            clock: any Clock<Duration> = ContinuousClock()
+            clock: any Clock<Duration> = ContinuousClock(),
+            certificateAuthorityPath: String? = nil
         ) {
             self.maximumBodyBytes = maximumBodyBytes
             self.maximumBufferedBytes = maximumBufferedBytes
             self.maximumIdleConnections = maximumIdleConnections
             self.connectTimeout = connectTimeout
             self.clock = clock
+            self.certificateAuthorityPath = certificateAuthorityPath
         }
     }
 
@@ -84,8 +92,11 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
     private let group: any EventLoopGroup
     /// What the exchanges hold at once, against ``Configuration/maximumBufferedBytes``.
     let budget: BufferBudget
-    /// The kept connections by authority, the most recently used last; nil once shut down.
+    /// The kept connections by scheme and authority, the most recently used last; nil once shut
+    /// down.
     private let idle = Mutex<[String: [OriginConnection]]?>([:])
+    /// The TLS context of `https` connections, made by the first one.
+    private let tls = Mutex<NIOSSLContext?>(nil)
 
     /// Creates a transport.
     /// - Parameters:
@@ -175,12 +186,14 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
         bodyParts: RequestBodySource? = nil,
         timeout: Duration
     ) throws -> Exchange {
-        guard request.scheme?.lowercased() == "http", let authority = request.authority,
-            let (host, port) = Self.hostAndPort(authority)
+        let scheme = request.scheme?.lowercased()
+        let secure = scheme == "https"
+        guard secure || scheme == "http", let authority = request.authority,
+            let (host, port) = Self.hostAndPort(authority, defaultPort: secure ? 443 : 80)
         else {
             throw CachingClientError(
                 code: .network,
-                message: "OriginTransport sends to http://host[:port] only, not \(request.scheme ?? "")://"
+                message: "OriginTransport sends to http:// and https://host[:port] only, not \(request.scheme ?? "")://"
                     + (request.authority ?? "")
             )
         }
@@ -195,10 +208,37 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
             retries: Self.isIdempotent(request.method) && bodyParts == nil,
             // A connect is not cancelled with its task: it must end within the exchange's time.
             connectTimeout: min(configuration.connectTimeout, timeout),
-            authority: authority,
+            // Plain and TLS connections to one authority are kept apart.
+            authority: (secure ? "https://" : "http://") + authority,
             host: host,
-            port: port
+            port: port,
+            tls: secure ? try tlsContext() : nil
         )
+    }
+
+    /// The context of `https` connections: made once, with the system's trust store or the
+    /// configured authorities.
+    private func tlsContext() throws -> NIOSSLContext {
+        if let context = tls.withLock({ $0 }) { return context }
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.applicationProtocols = ["http/1.1"]
+        if let path = self.configuration.certificateAuthorityPath {
+            configuration.trustRoots = .file(path)
+        }
+        let context: NIOSSLContext
+        do {
+            context = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw CachingClientError(
+                code: .network,
+                message: "no TLS context for https origins (certificate authorities: "
+                    + "\(self.configuration.certificateAuthorityPath ?? "the system's"))",
+                underlying: error
+            )
+        }
+        tls.withLock { $0 = $0 ?? context }
+        return context
     }
 
     /// Closes the kept connections; a request sent later gets a connection of its own, closed
@@ -218,9 +258,12 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
         let interim: InterimResponseHandler?
         let retries: Bool
         let connectTimeout: Duration
+        /// The scheme and authority: the key of the kept connections.
         let authority: String
         let host: String
         let port: Int
+        /// The TLS context of an `https` exchange, nil for `http`.
+        let tls: NIOSSLContext?
     }
 
     private func exchange(_ outgoing: Exchange) async throws -> HTTPTransportResponse {
@@ -289,11 +332,27 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
     }
 
     private func connect(_ outgoing: Exchange) async throws -> OriginConnection {
-        try await ClientBootstrap(group: group)
+        // SNI and the name checked are the host's; an IP address is checked as one, and sent as
+        // no SNI (RFC 6066 §3).
+        let serverName = outgoing.tls == nil || Self.isIPAddress(outgoing.host) ? nil : outgoing.host
+        return try await ClientBootstrap(group: group)
             .connectTimeout(.nanoseconds(Int64(outgoing.connectTimeout / .nanoseconds(1))))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connect(host: outgoing.host, port: outgoing.port) { [budget] in OriginConnection.setUp($0, budget: budget)
+            .connect(host: outgoing.host, port: outgoing.port) { [budget] channel in
+                guard let context = outgoing.tls else { return OriginConnection.setUp(channel, budget: budget) }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        NIOSSLClientHandler(context: context, serverHostname: serverName)
+                    )
+                }.flatMap { OriginConnection.setUp(channel, budget: budget) }
             }
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address rather than a name.
+    static func isIPAddress(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
     private func takeIdle(_ authority: String) -> OriginConnection? {
@@ -343,9 +402,9 @@ extension OriginTransport {
 
     /// The host and port of `authority` (`host`, `host:port`, `[v6]` or `[v6]:port`; port 80 by
     /// default), or nil when it is none of these.
-    static func hostAndPort(_ authority: String) -> (host: String, port: Int)? {
+    static func hostAndPort(_ authority: String, defaultPort: Int = 80) -> (host: String, port: Int)? {
         var host = Substring(authority)
-        var port = 80
+        var port = defaultPort
         if host.hasPrefix("[") {
             guard let close = host.firstIndex(of: "]") else { return nil }
             let rest = host[host.index(after: close)...]

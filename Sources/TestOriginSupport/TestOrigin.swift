@@ -4,6 +4,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 #if canImport(Glibc)
@@ -104,19 +105,42 @@ public final class TestOrigin: Sendable {
 
     /// Whether connections stay open after an answer.
     public let keepAlive: Bool
+    /// Whether the origin speaks TLS.
+    public let isTLS: Bool
 
-    private init(channel: any Channel, listener: Int32, port: Int, keepAlive: Bool) {
+    private init(channel: any Channel, listener: Int32, port: Int, keepAlive: Bool, isTLS: Bool) {
         self.channel = Mutex(channel)
         self.listener = listener
         self.port = port
         self.keepAlive = keepAlive
+        self.isTLS = isTLS
+    }
+
+    /// TLS for an origin: a PEM certificate chain and its key.
+    public struct TLSFiles: Sendable {
+        public var certificatePath: String
+        public var keyPath: String
+
+        public init(certificatePath: String, keyPath: String) {
+            self.certificatePath = certificatePath
+            self.keyPath = keyPath
+        }
     }
 
     /// Starts an origin on 127.0.0.1 on a free port.
     /// - Parameter keepAlive: whether connections stay open after an answer; false answers with
     ///   `Connection: close`, so that a client never reuses a connection the origin later drops
     ///   (a stopped origin then refuses every new request).
-    public static func start(keepAlive: Bool = true) async throws -> TestOrigin {
+    /// - Parameter tls: the certificate and key to speak TLS with (1.2 or 1.3); nil: plain HTTP.
+    public static func start(keepAlive: Bool = true, tls: TLSFiles? = nil) async throws -> TestOrigin {
+        let context = try tls.map { files in
+            try NIOSSLContext(
+                configuration: .makeServerConfiguration(
+                    certificateChain: try NIOSSLCertificate.fromPEMFile(files.certificatePath).map { .certificate($0) },
+                    privateKey: .privateKey(try NIOSSLPrivateKey(file: files.keyPath, format: .pem))
+                )
+            )
+        }
         let box = Mutex<TestOrigin?>(nil)
         let listener = try Socket.makeListener()
         let channel: any Channel
@@ -132,6 +156,9 @@ public final class TestOrigin: Sendable {
                         _ = origin.state.withLock { $0.children.removeValue(forKey: ObjectIdentifier(channel)) }
                     }
                     return channel.eventLoop.makeCompletedFuture {
+                        if let context {
+                            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                        }
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                         try channel.pipeline.syncOperations.addHandler(OriginHandler(origin: origin))
                     }
@@ -146,14 +173,15 @@ public final class TestOrigin: Sendable {
             channel: channel,
             listener: listener,
             port: channel.localAddress?.port ?? 0,
-            keepAlive: keepAlive
+            keepAlive: keepAlive,
+            isTLS: tls != nil
         )
         box.withLock { $0 = origin }
         return origin
     }
 
-    /// `http://127.0.0.1:PORT`.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:PORT`, or `https://` for an origin that speaks TLS.
+    public var baseURL: String { "\(isTLS ? "https" : "http")://127.0.0.1:\(port)" }
     /// `127.0.0.1:PORT`.
     public var authority: String { "127.0.0.1:\(port)" }
 

@@ -12,6 +12,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PostgresCacheTier
 import ServiceLifecycle
 import UnixSignals
@@ -140,10 +141,18 @@ struct CacheProxyCommand: AsyncParsableCommand {
         help: """
             The upstream client: "origin" (SwiftNIO HTTP/1.1; passes interim 1xx responses on) or \
             "async-http-client" (drops them; one connection per request, see docs/cache-proxy.md). \
-            An https upstream always uses async-http-client.
+            Both speak TLS to an https upstream.
             """
     )
     var upstreamClient = "origin"
+
+    @Option(
+        help: """
+            A PEM file of the certificate authorities an https upstream's certificate must chain \
+            to, in place of the system's trust store.
+            """
+    )
+    var upstreamCaFile: String?
 
     @Option(
         help: """
@@ -238,15 +247,23 @@ struct CacheProxyCommand: AsyncParsableCommand {
         // The upstream client: AsyncHTTPClient, created here and shut down after the proxy stops. A
         // down upstream fails at once (then stale-if-error or 502), and each connection carries one
         // exchange: AsyncHTTPClient would read bytes an origin sent past an answer as the next one's.
-        let upstreamConfiguration = HTTPClientTransport.clientConfiguration(maximumConnections: upstreamConnections)
+        var upstreamConfiguration = HTTPClientTransport.clientConfiguration(maximumConnections: upstreamConnections)
+        if let upstreamCaFile {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(upstreamCaFile)
+            upstreamConfiguration.tlsConfiguration = tls
+        }
         let loops = MultiThreadedEventLoopGroup(numberOfThreads: eventLoops ?? Self.usableCPUs())
         let http = HTTPClient(eventLoopGroupProvider: .shared(loops), configuration: upstreamConfiguration)
-        // The proxy's own HTTP/1.1 client passes interim responses on; AsyncHTTPClient speaks TLS.
+        // The proxy's own HTTP/1.1 client (plain or TLS) passes interim responses on.
         let origin =
-            upstreamClient == "origin" && upstreamURL.scheme == "http"
+            upstreamClient == "origin"
             ? OriginTransport(
                 eventLoopGroup: loops,
-                configuration: .init(maximumIdleConnections: upstreamConnections)
+                configuration: .init(
+                    maximumIdleConnections: upstreamConnections,
+                    certificateAuthorityPath: upstreamCaFile
+                )
             ) : nil
         let configuration = CacheProxy.Configuration(
             upstream: upstreamURL,

@@ -61,6 +61,7 @@ struct ProxyFixture {
         targetedCacheControl: [HTTPField.Name]? = nil,
         upstreamClient: UpstreamClient = .origin,
         purgeToken: String? = nil,
+        originTransport originConfiguration: OriginTransport.Configuration = .init(),
         configure: (inout CacheProxy.Configuration) throws -> Void = { _ in }
     ) async throws -> ProxyFixture {
         let origin = try await Self.origin(origin)
@@ -72,7 +73,7 @@ struct ProxyFixture {
             now: { date.now }
         )
         if let targetedCacheControl { cache.targetedCacheControl = targetedCacheControl }
-        let originTransport = upstreamClient == .origin ? OriginTransport() : nil
+        let originTransport = upstreamClient == .origin ? OriginTransport(configuration: originConfiguration) : nil
         var configuration = CacheProxy.Configuration(
             upstream: try Upstream(origin.baseURL),
             listen: .loopback(port: 0),
