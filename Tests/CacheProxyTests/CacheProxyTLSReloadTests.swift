@@ -72,6 +72,29 @@ import Darwin
         await origin.stop()
     }
 
+    @Test(arguments: [
+        ["--upstream-ca-file", "/nonexistent/ca.pem"],
+        ["--tls-certificate", "/nonexistent/chain.pem", "--tls-key", "/nonexistent/key.pem"],
+        ["--tls-certificate", "/nonexistent/chain.pem"],
+    ])
+    func filesThatCannotBeReadStopTheStart(arguments: [String]) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.proxyPath)
+        process.arguments = ["--upstream", "https://127.0.0.1:9", "--listen", "127.0.0.1:0"] + arguments
+        let log = Pipe()
+        process.standardError = log
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let (status, text) = try await offThePool {
+            let text = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
+        #expect(status != 0)
+        #expect(text.contains(arguments[1]) || text.contains("go together"), "got: \(text)")
+    }
+
     /// The port in the proxy's "listening" log line (`address=127.0.0.1:PORT`).
     static func port(from reader: inout AsyncStream<String>.Iterator) async -> Int? {
         while let line = await reader.next() {
