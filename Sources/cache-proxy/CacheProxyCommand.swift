@@ -12,7 +12,6 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOPosix
-import NIOSSL
 import PostgresCacheTier
 import ServiceLifecycle
 import UnixSignals
@@ -249,21 +248,7 @@ struct CacheProxyCommand: AsyncParsableCommand {
         // exchange: AsyncHTTPClient would read bytes an origin sent past an answer as the next one's.
         var upstreamConfiguration = HTTPClientTransport.clientConfiguration(maximumConnections: upstreamConnections)
         if let upstreamCaFile {
-            // Read now: a file that holds no certificate is an error at start, not a 502 later.
-            do {
-                guard try !NIOSSLCertificate.fromPEMFile(upstreamCaFile).isEmpty else {
-                    throw ValidationError("--upstream-ca-file: \(upstreamCaFile) holds no certificate")
-                }
-            } catch let error as ValidationError {
-                throw error
-            } catch {
-                throw ValidationError(
-                    "--upstream-ca-file: cannot read PEM certificates from \(upstreamCaFile): \(error)"
-                )
-            }
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .file(upstreamCaFile)
-            upstreamConfiguration.tlsConfiguration = tls
+            upstreamConfiguration.tlsConfiguration = try Self.upstreamTLS(certificateAuthorities: upstreamCaFile)
         }
         let loops = MultiThreadedEventLoopGroup(numberOfThreads: eventLoops ?? Self.usableCPUs())
         let http = HTTPClient(eventLoopGroupProvider: .shared(loops), configuration: upstreamConfiguration)
