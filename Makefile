@@ -36,16 +36,20 @@ WITH_POSTGRES := scripts/with-postgres.sh
 
 all: test
 
+# The shell commands that install the Debian packages $(1) with apt-get (through sudo unless
+# root), reading the package lists again only when the first try fails.
+apt-get-install = SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
+	echo "==> installing $(1) with apt-get"; \
+	$$SUDO apt-get install -y -q $(1) >/dev/null 2>&1 || \
+	{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q $(1); }
+
 # liblz4 through pkg-config: apt-get on Debian/Ubuntu, brew on macOS, a clear message elsewhere.
 # (The OpenSSL trait needs no system library: it uses swift-crypto's BoringSSL; README, "Traits".)
 deps:
 	@if pkg-config --exists liblz4 2>/dev/null; then \
 		exit 0; \
 	elif command -v apt-get >/dev/null 2>&1; then \
-		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
-		echo "==> installing liblz4-dev and pkg-config with apt-get"; \
-		$$SUDO apt-get install -y -q liblz4-dev pkg-config >/dev/null 2>&1 || \
-		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q liblz4-dev pkg-config; }; \
+		$(call apt-get-install,liblz4-dev pkg-config); \
 	elif [ "$$(uname -s)" = "Darwin" ] && command -v brew >/dev/null 2>&1; then \
 		echo "==> installing lz4 and pkg-config with brew"; \
 		brew install lz4 pkg-config; \
@@ -65,10 +69,7 @@ deps-postgres:
 	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		exit 0; \
 	elif command -v apt-get >/dev/null 2>&1; then \
-		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
-		echo "==> installing postgresql with apt-get"; \
-		$$SUDO apt-get install -y -q postgresql >/dev/null 2>&1 || \
-		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q postgresql; }; \
+		$(call apt-get-install,postgresql); \
 	else \
 		echo "note: no PostgreSQL server binaries and no apt-get: the shared-tier tests will be skipped" >&2; \
 	fi
@@ -79,10 +80,7 @@ deps-openssl:
 	@if command -v openssl >/dev/null 2>&1; then \
 		exit 0; \
 	elif command -v apt-get >/dev/null 2>&1; then \
-		SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO="sudo"; \
-		echo "==> installing openssl with apt-get"; \
-		$$SUDO apt-get install -y -q openssl >/dev/null 2>&1 || \
-		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q openssl; }; \
+		$(call apt-get-install,openssl); \
 	else \
 		echo "error: the openssl command is required by the TLS tests" >&2; exit 1; \
 	fi

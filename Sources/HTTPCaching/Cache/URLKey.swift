@@ -23,7 +23,6 @@ enum URLKey {
     /// lookup that finds its key in memory then allocates nothing for it.
     ///
     /// `body` does not throw: a rethrowing form wrapped every lookup's answer in a `Result`.
-    @inline(__always)
     static func withUTF8<Result>(
         method: String,
         scheme: String,
@@ -130,7 +129,6 @@ enum URLKey {
             count += 1
         }
 
-        @inline(__always)
         mutating func append(_ text: String, lowercase: Bool, stopAt stop: UInt8? = nil) {
             let copied: Void? = text.utf8.withContiguousStorageIfAvailable { bytes in
                 append(bytes, lowercase: lowercase, stopAt: stop)
