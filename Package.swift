@@ -80,6 +80,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
+        // HTTP/2 on cache-proxy's listener (AsyncHTTPClient and HummingbirdCore already build it).
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.45.0"),
         // cache-proxy's /metrics (the Prometheus text format).
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
         // The DocC plugin behind `make docs`.
@@ -199,7 +201,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
         ),
-        // The caching reverse proxy: a CachingHTTPClient behind a HummingbirdCore HTTP/1.1 server,
+        // The caching reverse proxy: a CachingHTTPClient behind a HummingbirdCore HTTP/1.1 server
+        // and its own HTTP/2 connections (NIOHTTP2),
         // over any HTTPTransport (the executable brings AsyncHTTPClient's).
         .target(
             name: "CacheProxyCore",
@@ -207,6 +210,8 @@ let package = Package(
                 "CachingClient", "HTTPCaching", "NIOTransportSupport",
                 .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Proxy"])),
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Proxy"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -216,6 +221,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOTLS", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
@@ -364,6 +370,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOTLS", package: "swift-nio", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras", condition: .when(traits: ["Proxy"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

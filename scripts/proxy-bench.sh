@@ -6,10 +6,11 @@
 #   scripts/proxy-bench.sh [--quick] [--rounds N] [--duration SECONDS] [--no-build]
 #                          [--workloads LIST]
 #
-# Installs what is missing (nginx-light, varnish, wrk from Debian packages), builds cache-proxy in
-# release mode, starts an nginx origin, Varnish, nginx proxy_cache and cache-proxy on 127.0.0.1,
-# pins every proxy to CPU 0 and wrk (and the origin) to CPU 1, warms each proxy, then runs the
-# rounds in alternation (the order rotates each round) with `wrk -t1 -c50 --latency`. Prints
+# Installs what is missing (nginx-light, varnish, wrk, h2load from Debian packages), builds
+# cache-proxy in release mode, starts an nginx origin, Varnish, nginx proxy_cache and cache-proxy
+# on 127.0.0.1, pins every proxy to CPU 0 and wrk (and the origin) to CPU 1, warms each proxy,
+# then runs the rounds in alternation (the order rotates each round) with `wrk -t1 -c50 --latency`
+# (1k-hit-h2: `h2load -c10 -m10`, h2load from nghttp2-client). Prints
 # req/s and p50/p99 latency per proxy (medians over the rounds) and the ratios to Varnish and
 # nginx, then cache-proxy's resident memory idle, after a fill of twice as many distinct URLs as
 # the budget holds, and every 250,000 requests of a 1,000,000-request Zipf run over 100,000 URLs. Everything it starts it stops, by pid, on exit.
@@ -24,6 +25,10 @@
 #   1k-hit-tls 1k-hit over TLS 1.3 with keep-alive (wrk over https), nginx proxy_cache (`listen
 #              ssl`) against cache-proxy with --tls-certificate/--tls-key, the same P-256
 #              certificate made by openssl; Varnish has no TLS and sits this one out
+#   1k-hit-h2  1k-hit over HTTP/2 on TLS 1.3 (ALPN h2 only), `h2load -c10 -m10`: 10 connections of
+#              10 concurrent streams each, against nginx proxy_cache (a TLS listener of its own
+#              with http2) and 1k-hit-tls's cache-proxy; a proxy that does not select h2 by ALPN,
+#              or answers a request with an error, fails the run (shown in the table; exit 1)
 #   100m-miss  a 100 MB file, each request a new URL (a miss) fetched by curl: time to its first
 #              byte through each proxy against the origin's own, and cache-proxy's resident
 #              memory while it passes (caches of 64 MiB, so no proxy stores it)
@@ -51,7 +56,7 @@ while [ $# -gt 0 ]; do
         --no-build) BUILD=0 ;;
         --workloads) SELECTED="$2"; shift ;;
         --memory-budgets) MEMORY_BUDGETS="$2"; shift ;;
-        -h|--help) sed -n '3,34p' "$0"; exit 0 ;;
+        -h|--help) sed -n '3,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -69,6 +74,7 @@ NGINX_PORT=18182
 PROXY_PORT=18183
 NGINX_TLS_PORT=18184
 PROXY_TLS_PORT=18185
+NGINX_H2_PORT=18186
 URLS=100000
 CACHE_PROXY_ARGS=${CACHE_PROXY_ARGS:-}
 MIX_ENTRIES=$((URLS / 10))
@@ -78,6 +84,7 @@ need=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
 command -v varnishd >/dev/null 2>&1 || [ -x /usr/sbin/varnishd ] || need+=(varnish)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
+command -v h2load >/dev/null 2>&1 || need+=(nghttp2-client)
 command -v taskset >/dev/null 2>&1 || need+=(util-linux)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
@@ -88,6 +95,15 @@ if [ ${#need[@]} -gt 0 ]; then
         { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q "${need[@]}"; }
 fi
 export PATH="$PATH:/usr/sbin:/sbin"
+
+# nginx's HTTP/2 on a TLS listener (1k-hit-h2): `listen ... ssl http2` before 1.25.1, whose
+# `http2 on;` replaces it (the listen parameter is deprecated there).
+NGINX_VERSION=$(nginx -v 2>&1 | sed -n 's|.*nginx/\([0-9][0-9.]*\).*|\1|p')
+if [ "$(printf '%s\n' 1.25.1 "$NGINX_VERSION" | sort -V | head -n1)" = 1.25.1 ]; then
+    NGINX_H2_LISTEN="listen 127.0.0.1:$NGINX_H2_PORT ssl; http2 on;"
+else
+    NGINX_H2_LISTEN="listen 127.0.0.1:$NGINX_H2_PORT ssl http2;"
+fi
 
 if [ -n "${CACHE_PROXY_BIN:-}" ]; then
     PROXY_BIN=$CACHE_PROXY_BIN
@@ -114,7 +130,7 @@ stop_all() {
 }
 trap stop_all EXIT
 
-# The certificate both TLS listeners present (1k-hit-tls).
+# The certificate every TLS listener presents (1k-hit-tls, 1k-hit-h2).
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/tls.key" \
     -out "$WORK/tls.pem" -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
     >/dev/null 2>&1
@@ -199,6 +215,20 @@ http {
             proxy_cache bench;
         }
     }
+    # HTTP/2 (and HTTP/1.1) by ALPN for 1k-hit-h2, on a listener of its own so that 1k-hit-tls's
+    # stays as it was; the same cache. keepalive_requests bounds the requests of an h2 connection.
+    server {
+        $NGINX_H2_LISTEN
+        ssl_certificate $WORK/tls.pem;
+        ssl_certificate_key $WORK/tls.key;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        location / {
+            proxy_pass http://origin;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_cache bench;
+        }
+    }
 }
 EOF
     taskset -c "$PROXY_CPU" nginx -p "$WORK/cache" -c "$WORK/cache/nginx.conf" -g "daemon off;" \
@@ -217,7 +247,8 @@ EOF
     PROXY_PID=$!
     PIDS+=("$PROXY_PID")
 
-    # cache-proxy's listener is plain or TLS: a second one, on the same CPU, for 1k-hit-tls.
+    # cache-proxy's listener is plain or TLS: a second one, on the same CPU, for 1k-hit-tls and
+    # 1k-hit-h2 (which needs it to select h2 by ALPN).
     PROXY_TLS_PID=""
     if [ "$TLS" -eq 1 ]; then
         taskset -c "$PROXY_CPU" "$PROXY_BIN" --upstream "http://127.0.0.1:$ORIGIN_PORT" \
@@ -233,6 +264,7 @@ EOF
     wait_for "http://127.0.0.1:$PROXY_PORT/1k"
     if [ "$TLS" -eq 1 ]; then
         wait_for "https://127.0.0.1:$NGINX_TLS_PORT/1k"
+        wait_for "https://127.0.0.1:$NGINX_H2_PORT/1k"
         wait_for "https://127.0.0.1:$PROXY_TLS_PORT/1k"
     fi
 }
@@ -253,6 +285,8 @@ port_of() {
         cache-proxy) echo "$PROXY_PORT" ;;
         nginx-tls) echo "$NGINX_TLS_PORT" ;;
         cache-proxy-tls) echo "$PROXY_TLS_PORT" ;;
+        nginx-h2) echo "$NGINX_H2_PORT" ;;
+        cache-proxy-h2) echo "$PROXY_TLS_PORT" ;;
     esac
 }
 
@@ -303,6 +337,8 @@ pid_of() {
         cache-proxy) echo "$PROXY_PID" ;;
         nginx-tls) echo "$NGINX_PID" ;;
         cache-proxy-tls) echo "$PROXY_TLS_PID" ;;
+        nginx-h2) echo "$NGINX_PID" ;;
+        cache-proxy-h2) echo "$PROXY_TLS_PID" ;;
     esac
 }
 
@@ -334,28 +370,94 @@ run_wrk() { # port seconds path-or-script
         END { printf "%s %s %s %s\n", rps, p50, p99, n }'
 }
 
+# h2load's summary, likewise, for the h2 proxies: 10 connections of 10 concurrent streams, h2 only
+# (`--npn-list=h2`: h2load's default list ends in http/1.1, over which it would pipeline instead).
+# The latencies come from its per-request log (microseconds to the end of each response). A proxy
+# that selects no h2 by ALPN, an answer that is not 2xx, a failed, errored or timed-out request,
+# or no request at all is an error: its reason on stdout, status 1.
+run_h2load() { # port seconds path
+    local port=$1 seconds=$2 target=$3 out log="$WORK/h2load.log" counts
+    out=$(taskset -c "$LOAD_CPU" h2load -t1 -c10 -m10 -D "$seconds" --npn-list=h2 --log-file="$log" \
+        "https://127.0.0.1:$port$target" 2>&1) || true
+    if echo "$out" | grep -q "No protocol negotiated"; then
+        rm -f "$log"
+        echo "no h2: the server at https://127.0.0.1:$port selected no ALPN protocol (h2 offered alone)"
+        return 1
+    fi
+    # "requests: T total, S started, D done, OK succeeded, F failed, E errored, O timeout" and
+    # "status codes: A 2xx, B 3xx, C 4xx, D 5xx" as "T OK F E O not-2xx".
+    counts=$(echo "$out" | awk '
+        /^requests:/ { t = $2; ok = $8; f = $10; e = $12; o = $14; seen = 1 }
+        /^status codes:/ { other = $5 + $7 + $9 }
+        END { if (seen) printf "%d %d %d %d %d %d\n", t, ok, f, e, o, other }')
+    if [ -z "$counts" ]; then
+        rm -f "$log"
+        echo "h2load failed against https://127.0.0.1:$port$target: $(echo "$out" | tail -n1)"
+        return 1
+    fi
+    local total ok failed errored timeouts other
+    read -r total ok failed errored timeouts other <<<"$counts"
+    if [ "$failed" -gt 0 ] || [ "$errored" -gt 0 ] || [ "$timeouts" -gt 0 ] || [ "$other" -gt 0 ] || [ "$ok" -eq 0 ]; then
+        rm -f "$log"
+        echo "h2load against https://127.0.0.1:$port$target: $total requests, $ok succeeded, $failed failed," \
+            "$errored errored, $timeouts timed out, $other not 2xx"
+        return 1
+    fi
+    if ! echo "$out" | grep -q "^Application protocol: h2$"; then
+        rm -f "$log"
+        echo "no h2: h2load does not report \"Application protocol: h2\" from https://127.0.0.1:$port"
+        return 1
+    fi
+    # req/s over the duration, p50 and p99 of the 2xx answers' times (ms), requests that succeeded.
+    echo "$out" | awk '/^finished in/ { printf "%s ", $4 }'
+    awk -F '\t' '$2 >= 200 && $2 < 300 { print $3 / 1000 }' "$log" | sort -g | awk -v ok="$ok" '
+        { v[NR] = $1 }
+        END { a = int(NR * 0.50 + 0.5); b = int(NR * 0.99 + 0.5); if (a < 1) a = 1; if (b < 1) b = 1
+              printf "%s %s %s\n", v[a], v[b], ok }'
+    rm -f "$log"
+}
+
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 PROXIES=(varnish nginx cache-proxy)
 RESULTS="$WORK/results"
 : >"$RESULTS"
+# "workload proxy reason": a run that failed (1k-hit-h2); the proxy sits out the rest of it.
+FAILURES="$WORK/failures"
+: >"$FAILURES"
+
+# wrk, or h2load for the h2 proxies (*-h2); with h2load a failed run is a line in $FAILURES.
+run_load() { # name proxy seconds target
+    local name=$1 p=$2 seconds=$3 target=$4 result
+    case "$p" in
+        *-h2)
+            if ! result=$(run_h2load "$(port_of "$p")" "$seconds" "$target"); then
+                echo "error: $name, $p: $result" >&2
+                echo "$name $p $result" >>"$FAILURES"
+                return 1
+            fi
+            echo "$result"
+            ;;
+        *) run_wrk "$(port_of "$p")" "$seconds" "$target" ;;
+    esac
+}
+failed() { awk -v w="$1" -v p="$2" '$1 == w && $2 == p { found = 1 } END { exit !found }' "$FAILURES"; } # workload proxy
 
 run_workload() { # name target [proxies...] (default: PROXIES)
-    local name=$1 target=$2 round i p port before after result
+    local name=$1 target=$2 round i p before after result
     shift 2
     local proxies=("${PROXIES[@]}")
     [ $# -eq 0 ] || proxies=("$@")
     local count=${#proxies[@]}
     for p in "${proxies[@]}"; do
-        port=$(port_of "$p")
-        run_wrk "$port" 2 "$target" >/dev/null # warm-up: fill the cache, open the connections
+        run_load "$name" "$p" 2 "$target" >/dev/null || true # warm-up: fill the cache, open the connections
     done
     for round in $(seq "$ROUNDS"); do
         for i in $(seq 0 $((count - 1))); do
             p=${proxies[$(((i + round - 1) % count))]}
-            port=$(port_of "$p")
+            ! failed "$name" "$p" || continue
             before=$(cpu_ticks "$(pid_of "$p")")
-            result=$(run_wrk "$port" "$DURATION" "$target")
+            result=$(run_load "$name" "$p" "$DURATION" "$target") || continue
             after=$(cpu_ticks "$(pid_of "$p")")
             echo "$name $p $result $((after - before))" >>"$RESULTS"
         done
@@ -363,17 +465,17 @@ run_workload() { # name target [proxies...] (default: PROXIES)
 }
 
 echo "==> load before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "==> proxies on CPU $PROXY_CPU, wrk -t1 -c50 on CPU $LOAD_CPU, $ROUNDS round(s) of ${DURATION}s"
+echo "==> proxies on CPU $PROXY_CPU, wrk -t1 -c50 (h2load -t1 -c10 -m10) on CPU $LOAD_CPU, $ROUNDS round(s) of ${DURATION}s"
 HIT_BYTES=$((256 << 20))
 if [ -z "$SELECTED" ]; then
     SELECTED=1k-hit
-    [ "$QUICK" -eq 1 ] || SELECTED=1k-hit,64k-hit,1k-vary,1k-hit-tls,zipf-mix,100m-miss
+    [ "$QUICK" -eq 1 ] || SELECTED=1k-hit,64k-hit,1k-vary,1k-hit-tls,1k-hit-h2,zipf-mix,100m-miss
 fi
 selected() { [[ ",$SELECTED," == *",$1,"* ]]; }
 for w in $(echo "$SELECTED" | tr ',' ' '); do
     case "$w" in
-        1k-hit | 64k-hit | 1k-vary | 1k-hit-tls | zipf-mix | 100m-miss) ;;
-        *) echo "error: unknown workload $w (1k-hit, 64k-hit, 1k-vary, 1k-hit-tls, zipf-mix, 100m-miss)" >&2; exit 2 ;;
+        1k-hit | 64k-hit | 1k-vary | 1k-hit-tls | 1k-hit-h2 | zipf-mix | 100m-miss) ;;
+        *) echo "error: unknown workload $w (1k-hit, 64k-hit, 1k-vary, 1k-hit-tls, 1k-hit-h2, zipf-mix, 100m-miss)" >&2; exit 2 ;;
     esac
 done
 WORKLOADS=()
@@ -381,17 +483,21 @@ selected 1k-hit && WORKLOADS+=("1k-hit /1k")
 selected 64k-hit && WORKLOADS+=("64k-hit /64k")
 selected 1k-vary && WORKLOADS+=("1k-vary $WORK/vary.lua")
 TLS=0
-if [ ${#WORKLOADS[@]} -gt 0 ] || selected 1k-hit-tls; then
-    selected 1k-hit-tls && TLS=1
+if [ ${#WORKLOADS[@]} -gt 0 ] || selected 1k-hit-tls || selected 1k-hit-h2; then
+    if selected 1k-hit-tls || selected 1k-hit-h2; then TLS=1; fi
     start_proxies "$HIT_BYTES"
     for w in "${WORKLOADS[@]}"; do
         set -- $w
         echo "==> $1"
         run_workload "$1" "$2"
     done
-    if [ "$TLS" -eq 1 ]; then
+    if selected 1k-hit-tls; then
         echo "==> 1k-hit-tls"
         run_workload 1k-hit-tls /1k nginx-tls cache-proxy-tls
+    fi
+    if selected 1k-hit-h2; then
+        echo "==> 1k-hit-h2 (h2load -c10 -m10, h2 by ALPN over TLS; cache-proxy at https://127.0.0.1:$PROXY_TLS_PORT)"
+        run_workload 1k-hit-h2 /1k nginx-h2 cache-proxy-h2
     fi
     stop_proxies
     TLS=0
@@ -411,22 +517,30 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 printf '| %-9s | %-15s | %9s | %8s | %8s | %9s | %9s | %11s |\n' workload proxy "req/s" "p50 ms" "p99 ms" "x Varnish" "x nginx" "CPU us/req"
 printf '| %-9s | %-15s | %9s | %8s | %8s | %9s | %9s | %11s |\n' --- --- ---: ---: ---: ---: ---: ---:
-for w in $(awk '{ print $1 }' "$RESULTS" | uniq); do
+# The workloads in the order they ran, with those whose every run failed.
+# shellcheck disable=SC2013 # one word a line
+for w in $(awk '!seen[$1]++ { print $1 }' "$RESULTS" "$FAILURES"); do
     declare -A rps=()
     listed=("${PROXIES[@]}")
     [ "$w" != 1k-hit-tls ] || listed=(nginx-tls cache-proxy-tls)
+    [ "$w" != 1k-hit-h2 ] || listed=(nginx-h2 cache-proxy-h2)
     for p in "${listed[@]}"; do
         rps[$p]=$(awk -v w="$w" -v p="$p" '$1 == w && $2 == p { print $3 }' "$RESULTS" | median)
     done
-    # Over TLS the references are nginx with TLS; Varnish has none.
+    # Over TLS the references are nginx with TLS (over h2, with h2); Varnish has none.
     rps[varnish]=${rps[varnish]:-0}
-    rps[nginx]=${rps[nginx]:-${rps[nginx-tls]}}
+    rps[nginx]=${rps[nginx]:-${rps[nginx-tls]:-${rps[nginx-h2]:-}}}
     for p in "${listed[@]}"; do
+        if failed "$w" "$p"; then
+            printf '| %-9s | %-15s | failed: %s |\n' "$w" "$p" \
+                "$(awk -v w="$w" -v p="$p" '$1 == w && $2 == p { $1 = $2 = ""; sub(/^ +/, ""); print; exit }' "$FAILURES")"
+            continue
+        fi
         p50=$(awk -v w="$w" -v p="$p" '$1 == w && $2 == p { print $4 }' "$RESULTS" | median)
         p99=$(awk -v w="$w" -v p="$p" '$1 == w && $2 == p { print $5 }' "$RESULTS" | median)
         cpu=$(awk -v w="$w" -v p="$p" -v hz="$HZ" '$1 == w && $2 == p && $6 > 0 { print $7 / hz * 1e6 / $6 }' "$RESULTS" | median)
         awk -v w="$w" -v p="$p" -v r="${rps[$p]}" -v v="${rps[varnish]}" -v n="${rps[nginx]}" -v a="$p50" -v b="$p99" -v c="$cpu" \
-            'BEGIN { printf "| %-9s | %-15s | %9.0f | %8.3f | %8.3f | %9s | %8.2fx | %11.1f |\n", w, p, r, a, b, (v > 0 ? sprintf("%.2fx", r / v) : "-"), r / n, c }'
+            'BEGIN { printf "| %-9s | %-15s | %9.0f | %8.3f | %8.3f | %9s | %9s | %11.1f |\n", w, p, r, a, b, (v > 0 ? sprintf("%.2fx", r / v) : "-"), (n > 0 ? sprintf("%.2fx", r / n) : "-"), c }'
     done
     unset rps
 done
@@ -503,4 +617,11 @@ if selected zipf-mix; then
         done
         stop_proxies
     done
+fi
+
+if [ -s "$FAILURES" ]; then
+    echo
+    echo "error: $(wc -l <"$FAILURES") run(s) failed:" >&2
+    sed 's/^/  /' "$FAILURES" >&2
+    exit 1
 fi

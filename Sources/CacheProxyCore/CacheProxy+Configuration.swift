@@ -72,9 +72,14 @@ extension CacheProxy {
         /// upstream request carries the trace context). Nil (the default): the tracer bootstrapped
         /// with `InstrumentationSystem` when the proxy runs; with none, no spans and no cost.
         public var tracer: (any Tracer)?
-        /// TLS on the listener (HTTP/1.1 over TLS 1.2 or 1.3); nil (the default): plain HTTP/1.1.
-        /// The admin listener stays plain: bind it to a private address.
+        /// TLS on the listener (TLS 1.2 or 1.3); nil (the default): cleartext. The admin listener
+        /// stays cleartext: bind it to a private address.
         public var tls: ListenerTLS?
+        /// HTTP/2 on the listener and its limits: over TLS for clients that choose `h2` by ALPN,
+        /// in cleartext for clients that open with HTTP/2's preface (prior knowledge). Default
+        /// ``HTTP2/init(maximumConcurrentStreams:maximumHeaderListSize:streamWindowSize:connectionWindowSize:)``;
+        /// nil for HTTP/1.1 only.
+        public var http2: HTTP2?
 
         /// Creates a configuration.
         public init(
@@ -95,7 +100,8 @@ extension CacheProxy {
             forwardsRanges: Bool = false,
             admin: ListenAddress? = nil,
             tracer: (any Tracer)? = nil,
-            tls: ListenerTLS? = nil
+            tls: ListenerTLS? = nil,
+            http2: HTTP2? = HTTP2()
         ) {
             self.upstream = upstream
             self.listen = listen
@@ -115,6 +121,7 @@ extension CacheProxy {
             self.admin = admin
             self.tracer = tracer
             self.tls = tls
+            self.http2 = http2
         }
     }
 }

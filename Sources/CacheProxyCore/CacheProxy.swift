@@ -78,12 +78,19 @@ public final class CacheProxy: Service, Sendable {
         guard configuration.maximumBodyBytes > 0 else {
             throw CacheProxyError(code: .invalidArgument, message: "the body limit must be positive")
         }
+        if let http2 = configuration.http2, !http2.isValid {
+            throw CacheProxyError(
+                code: .invalidArgument,
+                message: "HTTP/2 limits out of range: \(http2) (streams and header list size at least 1, "
+                    + "windows up to 2^31-1, the connection's at least 65,535)"
+            )
+        }
         self.configuration = configuration
         self.transport = transport
         self.onListening = onListening
         self.onAdminListening = onAdminListening
         self.certificates = try configuration.tls.map { files throws(CacheProxyError) in
-            try ListenerCertificates(files)
+            try ListenerCertificates(files, offersHTTP2: configuration.http2 != nil)
         }
         var cacheConfiguration = configuration.cache
         if !configuration.tagFields.isEmpty {
@@ -194,13 +201,20 @@ public final class CacheProxy: Service, Sendable {
         let onListening = self.onListening
         let eventLoopGroup = configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
         let certificates = self.certificates
+        let http2 = configuration.http2
+        let idleTimeout = configuration.idleTimeout
         let server = try HTTPServerBuilder { responder -> any ServerChildChannel in
-            let channel = FastHitHTTP1Channel(
+            let http1 = FastHitHTTP1Channel(
                 base: HTTP1Channel(responder: responder, configuration: channelConfiguration),
                 fastHit: fastHit
             )
-            guard let certificates else { return channel }
-            return TLSListenerChannel(base: channel, certificates: certificates)
+            return ProxyListenerChannel(
+                http1: http1,
+                http2: http2.map {
+                    FastHitHTTP2Channel(http1: http1, fastHit: fastHit, settings: $0, idleTimeout: idleTimeout)
+                },
+                certificates: certificates
+            )
         }.buildServer(
             configuration: ServerConfiguration(
                 address: .hostname(configuration.listen.host, port: configuration.listen.port),

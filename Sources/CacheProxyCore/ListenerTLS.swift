@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if Proxy
-import HummingbirdCore
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -12,7 +11,8 @@ extension CacheProxy {
     /// proxy is created and again on ``CacheProxy/reloadCertificates()`` (cache-proxy does that
     /// on `SIGHUP`).
     ///
-    /// Only TLS 1.2 and 1.3 are offered, and ALPN offers `http/1.1`.
+    /// Only TLS 1.2 and 1.3 are offered. ALPN offers `h2` and `http/1.1`, or `http/1.1` alone
+    /// when ``CacheProxy/Configuration/http2`` is nil.
     public struct ListenerTLS: Sendable, Hashable {
         /// The PEM file with the server's certificate first, then its intermediates.
         public var certificateChainPath: String
@@ -32,13 +32,16 @@ extension CacheProxy {
 /// connections are offered and leaves the open ones as they are.
 final class ListenerCertificates: Sendable {
     let files: CacheProxy.ListenerTLS
+    /// The protocols ALPN offers, the preferred first.
+    let protocols: [String]
     private let context: NIOLockedValueBox<NIOSSLContext>
 
     /// Reads the files.
     /// - Throws: ``CacheProxyError/Code/invalidCertificate`` naming what was wrong.
-    init(_ files: CacheProxy.ListenerTLS) throws(CacheProxyError) {
+    init(_ files: CacheProxy.ListenerTLS, offersHTTP2: Bool) throws(CacheProxyError) {
         self.files = files
-        self.context = NIOLockedValueBox(try Self.context(files))
+        self.protocols = offersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
+        self.context = NIOLockedValueBox(try Self.context(files, protocols: protocols))
     }
 
     /// The context for a connection accepted now.
@@ -47,11 +50,14 @@ final class ListenerCertificates: Sendable {
     /// Reads the files again and, when they make a context, uses it for every later connection.
     /// - Throws: ``CacheProxyError/Code/invalidCertificate``; the context in use then stays.
     func reload() throws(CacheProxyError) {
-        let fresh = try Self.context(files)
+        let fresh = try Self.context(files, protocols: protocols)
         context.withLockedValue { $0 = fresh }
     }
 
-    private static func context(_ files: CacheProxy.ListenerTLS) throws(CacheProxyError) -> NIOSSLContext {
+    private static func context(
+        _ files: CacheProxy.ListenerTLS,
+        protocols: [String]
+    ) throws(CacheProxyError) -> NIOSSLContext {
         let chain: [NIOSSLCertificate]
         let key: NIOSSLPrivateKey
         do {
@@ -82,7 +88,7 @@ final class ListenerCertificates: Sendable {
         )
         configuration.minimumTLSVersion = .tlsv12
         configuration.maximumTLSVersion = .tlsv13
-        configuration.applicationProtocols = ["http/1.1"]
+        configuration.applicationProtocols = protocols
         do {
             return try NIOSSLContext(configuration: configuration)
         } catch {
@@ -93,28 +99,6 @@ final class ListenerCertificates: Sendable {
                     + "do not make a TLS context (does the key belong to the certificate?): \(error)"
             )
         }
-    }
-}
-
-/// A child channel that speaks TLS (with the context current when the connection was accepted)
-/// under `base`.
-struct TLSListenerChannel<Base: ServerChildChannel>: ServerChildChannel {
-    typealias Value = Base.Value
-
-    let base: Base
-    let certificates: ListenerCertificates
-
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let context = certificates.current
-        return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-        }.flatMap {
-            base.setup(channel: channel, logger: logger)
-        }
-    }
-
-    func handle(value: Value, logger: Logger) async {
-        await base.handle(value: value, logger: logger)
     }
 }
 #endif

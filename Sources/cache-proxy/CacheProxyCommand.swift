@@ -119,6 +119,15 @@ struct CacheProxyCommand: AsyncParsableCommand {
     @Option(help: "The PEM file with the private key of --tls-certificate.")
     var tlsKey: String?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Serve HTTP/2: by ALPN over TLS, and in cleartext to clients that open with its preface."
+    )
+    var http2 = true
+
+    @Option(help: "The most HTTP/2 streams a client may have open on one connection.")
+    var http2MaxConcurrentStreams = 100
+
     @Flag(help: "Add X-Cache: HIT, STALE, REVALIDATED, MISS, ERROR or PURGE to every response.")
     var cacheStatusHeader = false
 
@@ -275,7 +284,8 @@ struct CacheProxyCommand: AsyncParsableCommand {
             exposesTagFields: exposeTagFields,
             forwardsRanges: forwardRanges,
             admin: admin,
-            tls: tls
+            tls: tls,
+            http2: http2 ? CacheProxy.HTTP2(maximumConcurrentStreams: http2MaxConcurrentStreams) : nil
         )
         var failure: (any Error)?
         do {
