@@ -6,7 +6,7 @@
 #   make bench-smoke  runs the benchmark suite in --quick mode over make test's debug build: CI's
 #                check that every benchmark still builds and runs (its figures mean nothing)
 #   make proxy-bench  cache-proxy against Varnish and nginx proxy_cache, one core each
-#                     (installs nginx-light, varnish, wrk if missing; PROXY_BENCH_ARGS=--quick)
+#                     (installs nginx-light, varnish, wrk, h2load if missing; PROXY_BENCH_ARGS=--quick)
 #   make lint    swift format lint --strict over Sources, Tests, Benchmarks, and a check that the
 #                documentation's examples are extracted (make snippets; make test compiles them)
 #   make format  rewrites those files in the house format

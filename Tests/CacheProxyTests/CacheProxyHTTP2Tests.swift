@@ -156,6 +156,27 @@ import Testing
         await f.origin.stop()
     }
 
+    /// An origin that dies mid-body: the stream is reset, never ended as if whole, and the
+    /// connection's other streams go on.
+    @Test func aBodyCutUpstreamResetsItsStreamOnly() async throws {
+        let f = try await ProxyFixture.start()
+        f.origin.setDefault(.stallBody(firstBytes: Array("abc".utf8), declaredLength: 10), for: "/cut")
+        f.origin.setDefault(.ok("whole"), for: "/whole")
+        let client = try await H2Client.connect(port: f.port)
+        async let cut = client.get("/cut")
+        await f.origin.waitForRequests(1)
+        await f.origin.dropConnections()
+        do {
+            let answer = try await cut
+            #expect(answer.status != 200, "a cut body was presented as whole: \(answer.text)")
+        } catch {
+            // The stream was reset: what a client must see.
+        }
+        #expect(try await client.get("/whole").text == "whole")
+        await client.close()
+        try await f.stop()
+    }
+
     @Test func withoutHTTP2TheListenerSpeaksHTTP1Only() async throws {
         let directory = TemporaryDirectory("h2")
         defer { directory.remove() }
