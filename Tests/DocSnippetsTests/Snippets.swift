@@ -121,8 +121,8 @@ func README_line204() async throws {
     _ = router
 }
 
-// README.md:254
-func README_line254() async throws {
+// README.md:256
+func README_line256() async throws {
 
     // The same on every instance: its own memory and disk, one shared table.
     let shared = try PostgresSharedTier(configuration: .init(url: "postgres://cache@db.internal/app"))
@@ -137,8 +137,8 @@ func README_line254() async throws {
     _ = cache
 }
 
-// docs/cache-proxy.md:54
-func docs_cache_proxy_line54() async throws {
+// docs/cache-proxy.md:56
+func docs_cache_proxy_line56() async throws {
 
     let origin = OriginTransport()
     let proxy = try CacheProxy(
