@@ -213,7 +213,8 @@ public final class CacheProxy: Service, Sendable {
                 http2: http2.map {
                     FastHitHTTP2Channel(http1: http1, fastHit: fastHit, settings: $0, idleTimeout: idleTimeout)
                 },
-                certificates: certificates
+                certificates: certificates,
+                idleTimeout: idleTimeout
             )
         }.buildServer(
             configuration: ServerConfiguration(

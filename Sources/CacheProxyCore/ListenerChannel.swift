@@ -25,6 +25,9 @@ struct ProxyListenerChannel: ServerChildChannel {
     let http1: FastHitHTTP1Channel
     let http2: FastHitHTTP2Channel?
     let certificates: ListenerCertificates?
+    /// How long a connection may take to choose its protocol (its TLS handshake, its first
+    /// bytes) before it is closed; nil for ever. HTTP/1.1's idle timeout starts only once chosen.
+    let idleTimeout: Duration?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let http1 = self.http1
@@ -67,6 +70,12 @@ struct ProxyListenerChannel: ServerChildChannel {
                 return http1.setup(channel: channel, logger: logger).map {
                     Value(channel: channel, negotiated: channel.eventLoop.makeSucceededFuture(.http1($0)))
                 }
+            }
+            if let idleTimeout {
+                let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(idleTimeout)) {
+                    channel.close(promise: nil)
+                }
+                negotiated.whenComplete { _ in deadline.cancel() }
             }
             return channel.eventLoop.makeSucceededFuture(Value(channel: channel, negotiated: negotiated))
         }

@@ -162,7 +162,7 @@ final class FastHitStreamHandler: ChannelDuplexHandler, RemovableChannelHandler 
                 case .parts(let response, let body) = wire
             {
                 state = .answered
-                context.write(wrapOutboundOut(.head(HTTP2Fields.forHTTP2(response))), promise: nil)
+                context.write(wrapOutboundOut(.head(Self.forHTTP2(response) ?? response)), promise: nil)
                 if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             } else {
@@ -197,34 +197,23 @@ final class FastHitStreamHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
     }
 
-    /// Answers from the ordinary path lose the fields HTTP/2 forbids (RFC 9113 §8.2.2).
+    /// Answers from the ordinary path lose the fields HTTP/2 forbids.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard case .head(let response) = unwrapOutboundIn(data), HTTP2Fields.hasConnectionSpecific(response) else {
+        guard case .head(let response) = unwrapOutboundIn(data), let stripped = Self.forHTTP2(response) else {
             context.write(data, promise: promise)
             return
         }
-        context.write(wrapOutboundOut(.head(HTTP2Fields.forHTTP2(response))), promise: promise)
-    }
-}
-
-/// The fields HTTP/2 forbids in a message: HTTP/1.1's connection-specific fields (RFC 9113
-/// §8.2.2). NIO's HTTP/2 handler refuses a head that carries one, so an answer made for
-/// HTTP/1.1 loses them on an HTTP/2 stream.
-enum HTTP2Fields {
-    static let connectionSpecific: [HTTPField.Name] = [
-        .connection, HTTPField.Name("Keep-Alive")!, HTTPField.Name("Proxy-Connection")!, .transferEncoding,
-        HTTPField.Name("Upgrade")!,
-    ]
-
-    static func hasConnectionSpecific(_ response: HTTPResponse) -> Bool {
-        response.headerFields.contains { connectionSpecific.contains($0.name) }
+        context.write(wrapOutboundOut(.head(stripped)), promise: promise)
     }
 
-    /// `response` without the fields HTTP/2 forbids.
-    static func forHTTP2(_ response: HTTPResponse) -> HTTPResponse {
-        guard hasConnectionSpecific(response) else { return response }
+    /// `response` without its hop-by-hop fields, which HTTP/2 forbids as connection-specific
+    /// (RFC 9113 §8.2.2; NIO's HTTP/2 handler refuses a head that carries one); nil when it has
+    /// none (answers from the cache lost them before they were stored, so hits rarely do).
+    static func forHTTP2(_ response: HTTPResponse) -> HTTPResponse? {
+        let fields = HopByHop.stripped(response.headerFields)
+        guard fields.count != response.headerFields.count else { return nil }
         var response = response
-        for name in connectionSpecific { response.headerFields[name] = nil }
+        response.headerFields = fields
         return response
     }
 }

@@ -15,20 +15,11 @@ import Testing
 @Suite struct CacheProxyHTTP2Tests {
     static let fresh: [(String, String)] = [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]
 
-    static func tlsProxy(_ certificate: TestCertificate) async throws -> ProxyFixture {
-        try await ProxyFixture.start { configuration in
-            configuration.tls = .init(
-                certificateChainPath: certificate.certificatePath,
-                privateKeyPath: certificate.keyPath
-            )
-        }
-    }
-
     @Test func h2OverTLSAnswersMissesHitsRangesAndRevalidationsAsHTTP1Does() async throws {
         let directory = TemporaryDirectory("h2")
         defer { directory.remove() }
         let certificate = try await TestCertificate.make(in: directory.path, serial: 30)
-        let f = try await Self.tlsProxy(certificate)
+        let f = try await CacheProxyTLSTests.start(certificate)
         f.origin.setDefault(.ok("0123456789", headers: Self.fresh), for: "/a")
         let client = try await H2Client.connect(port: f.port, trusting: [try certificate.certificate()])
 
@@ -131,6 +122,18 @@ import Testing
             "\(outcome)"
         )
         #expect(outcome.closed)
+        try await f.stop()
+    }
+
+    /// A connection that sends nothing, or only the start of HTTP/2's preface, is closed after
+    /// the idle timeout, as a silent HTTP/1.1 connection is (the protocol is not chosen yet).
+    @Test(.timeLimit(.minutes(1))) func aConnectionThatNeverChoosesItsProtocolIsClosedWhenIdle() async throws {
+        let f = try await ProxyFixture.start { $0.idleTimeout = .milliseconds(200) }
+        for start in [[], Array("PRI * HTTP/2.0".utf8)] {
+            let connection = try await RawH2.Connection.open(port: f.port)
+            if !start.isEmpty { connection.send(start) }
+            #expect(await connection.read().closed)
+        }
         try await f.stop()
     }
 
