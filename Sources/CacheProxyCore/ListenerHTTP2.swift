@@ -67,9 +67,28 @@ struct FastHitHTTP2Channel: Sendable {
     /// Serves a stream that is not a fast hit.
     let http1: FastHitHTTP1Channel
     let fastHit: FastHit
-    let settings: CacheProxy.HTTP2
     /// How long a connection without open streams stays open; nil for ever.
     let idleTimeout: Duration?
+    /// NIO's HTTP/2 configuration for the limits: made once, used by every connection.
+    private let connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration
+    private let streamConfiguration: NIOHTTP2Handler.StreamConfiguration
+
+    init(http1: FastHitHTTP1Channel, fastHit: FastHit, settings: CacheProxy.HTTP2, idleTimeout: Duration?) {
+        self.http1 = http1
+        self.fastHit = fastHit
+        self.idleTimeout = idleTimeout
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        connection.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: settings.maximumConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: settings.maximumHeaderListSize),
+            HTTP2Setting(parameter: .initialWindowSize, value: settings.streamWindowSize),
+        ]
+        connection.targetWindowSize = settings.connectionWindowSize
+        var stream = NIOHTTP2Handler.StreamConfiguration()
+        stream.targetWindowSize = settings.streamWindowSize
+        self.connectionConfiguration = connection
+        self.streamConfiguration = stream
+    }
 
     /// A connection set up: the streams to serve in tasks.
     struct Connection: Sendable {
@@ -82,20 +101,11 @@ struct FastHitHTTP2Channel: Sendable {
         let (streams, handOff) = AsyncStream.makeStream(of: HTTP1Channel.Value.self)
         channel.closeFuture.whenComplete { _ in handOff.finish() }
         let keeper = HTTP2ConnectionKeeper(idleTimeout: idleTimeout.map(TimeAmount.init))
-        var connection = NIOHTTP2Handler.ConnectionConfiguration()
-        connection.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: settings.maximumConcurrentStreams),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: settings.maximumHeaderListSize),
-            HTTP2Setting(parameter: .initialWindowSize, value: settings.streamWindowSize),
-        ]
-        connection.targetWindowSize = settings.connectionWindowSize
-        var stream = NIOHTTP2Handler.StreamConfiguration()
-        stream.targetWindowSize = settings.streamWindowSize
         let fastHit = self.fastHit
         _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
             mode: .server,
-            connectionConfiguration: connection,
-            streamConfiguration: stream,
+            connectionConfiguration: connectionConfiguration,
+            streamConfiguration: streamConfiguration,
             streamDelegate: keeper.delegate(on: channel.eventLoop)
         ) { streamChannel in
             streamChannel.eventLoop.makeCompletedFuture {

@@ -184,13 +184,7 @@ import Testing
         let directory = TemporaryDirectory("h2")
         defer { directory.remove() }
         let certificate = try await TestCertificate.make(in: directory.path, serial: 31)
-        let f = try await ProxyFixture.start { configuration in
-            configuration.http2 = nil
-            configuration.tls = .init(
-                certificateChainPath: certificate.certificatePath,
-                privateKeyPath: certificate.keyPath
-            )
-        }
+        let f = try await CacheProxyTLSTests.start(certificate) { $0.http2 = nil }
         f.origin.setDefault(.ok("one", headers: Self.fresh), for: "/a")
         // ALPN offers http/1.1 alone: a client that wants only h2 fails its handshake.
         await #expect(throws: (any Error).self) {

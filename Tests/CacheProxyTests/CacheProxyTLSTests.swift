@@ -16,13 +16,17 @@ import Testing
 @Suite struct CacheProxyTLSTests {
     static let fresh: [(String, String)] = [("Cache-Control", "max-age=60")]
 
-    /// A proxy whose listener speaks TLS with `certificate`.
-    static func start(_ certificate: TestCertificate) async throws -> ProxyFixture {
+    /// A proxy whose listener speaks TLS with `certificate`, configured further by `configure`.
+    static func start(
+        _ certificate: TestCertificate,
+        configure: (inout CacheProxy.Configuration) -> Void = { _ in }
+    ) async throws -> ProxyFixture {
         try await ProxyFixture.start { configuration in
             configuration.tls = .init(
                 certificateChainPath: certificate.certificatePath,
                 privateKeyPath: certificate.keyPath
             )
+            configure(&configuration)
         }
     }
 
