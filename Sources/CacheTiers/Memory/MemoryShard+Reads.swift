@@ -16,7 +16,9 @@ extension MemoryShard {
     func find(digest: UInt64, isKey: (String) -> Bool) -> Int? {
         guard let found = index[digest] else { return nil }
         let slot = Int(found)
-        let matches = nodes.withUnsafeBufferPointer { nodes in nodes[slot].key.map { isKey($0.string) } ?? false }
+        let matches = nodes.withUnsafeBufferPointer { nodes in
+            Self.field(Self.keyOffset, of: slot, in: nodes, as: CacheKey?.self).map { isKey($0.string) } ?? false
+        }
         return matches ? slot : nil
     }
 
@@ -44,11 +46,28 @@ extension MemoryShard {
 
     /// Where a node's frequency lies in it.
     static let frequencyOffset = MemoryLayout<Node>.offset(of: \Node.frequency)!
+    /// Where a node's key and entry lie in it.
+    static let keyOffset = MemoryLayout<Node>.offset(of: \Node.key)!
+    static let entryOffset = MemoryLayout<Node>.offset(of: \Node.entry)!
+
+    /// The field at `offset` of the node at `slot`, read alone. Readers read nodes while other
+    /// readers write their frequency byte (``markRead(_:)``): a copy of the whole node would read
+    /// that byte too, plainly, against an atomic write — a data race (which an unoptimized build
+    /// makes, and ThreadSanitizer reports).
+    @inline(__always)
+    static func field<Field>(
+        _ offset: Int,
+        of slot: Int,
+        in nodes: UnsafeBufferPointer<Node>,
+        as type: Field.Type
+    ) -> Field {
+        UnsafeRawPointer(nodes.baseAddress! + slot).advanced(by: offset).assumingMemoryBound(to: Field.self).pointee
+    }
 
     /// The entry of the node at `slot`, which holds one.
     @inline(__always)
     func entry(at slot: Int) -> CacheEntry {
-        nodes.withUnsafeBufferPointer { $0[slot].entry! }
+        nodes.withUnsafeBufferPointer { Self.field(Self.entryOffset, of: slot, in: $0, as: CacheEntry?.self)! }
     }
 
     /// What ``attachedLookup(_:)`` answers for the node at `slot`, or for a miss when `slot` is
@@ -57,8 +76,9 @@ extension MemoryShard {
     func attachedLookup(at slot: Int?) -> AttachedMemoryLookup {
         guard let slot else { return .miss(generation: writeGeneration) }
         return nodes.withUnsafeBufferPointer { nodes in
-            if let attachment = nodes[slot].entry?.attachment { return .attached(attachment) }
-            return .hit(nodes[slot].entry!)
+            let entry = Self.field(Self.entryOffset, of: slot, in: nodes, as: CacheEntry?.self)!
+            if let attachment = entry.attachment { return .attached(attachment) }
+            return .hit(entry)
         }
     }
 }
