@@ -51,6 +51,10 @@ extension ResponseCacheTests {
         ("GET", "https", "h.example", "#only", "GET https://h.example/"),
         ("GET", "HTTPS", "API.Long-Host.EXAMPLE.org:443", "/P", "GET https://api.long-host.example.org/P"),
         ("GET", "http", "ÀB.example@[]^_`{Z", "/", "GET http://Àb.example@[]^_`{z/"),
+        ("GET", "httpx", "h.example:80", "/", "GET httpx://h.example:80/"),
+        ("GET", "HTTPs", "h.example:1443", "/", "GET https://h.example:1443/"),
+        ("GET", "http", "h.example:180", "/", "GET http://h.example:180/"),
+        ("GET", "ws", "h.example:80", "/", "GET ws://h.example:80/"),
     ])
     func urlKeyNormalization(method: String, scheme: String, authority: String, path: String, expected: String) {
         #expect(URLKey.make(method: method, scheme: scheme, authority: authority, path: path) == expected)

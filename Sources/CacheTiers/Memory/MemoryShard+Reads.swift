@@ -17,7 +17,9 @@ extension MemoryShard {
         guard let found = index[digest] else { return nil }
         let slot = Int(found)
         let matches = nodes.withUnsafeBufferPointer { nodes in
-            Self.field(Self.keyOffset, of: slot, in: nodes, as: CacheKey?.self).map { isKey($0.string) } ?? false
+            // Compared where it lies: a copy of the key would retain and release its string.
+            let key = Self.pointer(to: Self.keyOffset, of: slot, in: nodes, as: CacheKey?.self)
+            return key.pointee.map { isKey($0.string) } ?? false
         }
         return matches ? slot : nil
     }
@@ -49,6 +51,9 @@ extension MemoryShard {
     /// Where a node's key and entry lie in it.
     static let keyOffset = MemoryLayout<Node>.offset(of: \Node.key)!
     static let entryOffset = MemoryLayout<Node>.offset(of: \Node.entry)!
+    /// Where the attachment of a node's entry lies in the node. An optional's payload starts at
+    /// its first byte, so the entry's field lies at the same offset in `CacheEntry?`.
+    static let attachmentOffset = entryOffset + MemoryLayout<CacheEntry>.offset(of: \CacheEntry.attachment)!
 
     /// The field at `offset` of the node at `slot`, read alone. Readers read nodes while other
     /// readers write their frequency byte (``markRead(_:)``): a copy of the whole node would read
@@ -61,7 +66,19 @@ extension MemoryShard {
         in nodes: UnsafeBufferPointer<Node>,
         as type: Field.Type
     ) -> Field {
-        UnsafeRawPointer(nodes.baseAddress! + slot).advanced(by: offset).assumingMemoryBound(to: Field.self).pointee
+        pointer(to: offset, of: slot, in: nodes, as: type).pointee
+    }
+
+    /// The address of the field at `offset` of the node at `slot`, to read it alone (see
+    /// ``field(_:of:in:as:)``) or to borrow it without a copy.
+    @inline(__always)
+    static func pointer<Field>(
+        to offset: Int,
+        of slot: Int,
+        in nodes: UnsafeBufferPointer<Node>,
+        as type: Field.Type
+    ) -> UnsafePointer<Field> {
+        UnsafeRawPointer(nodes.baseAddress! + slot).advanced(by: offset).assumingMemoryBound(to: Field.self)
     }
 
     /// The entry of the node at `slot`, which holds one.
@@ -76,9 +93,12 @@ extension MemoryShard {
     func attachedLookup(at slot: Int?) -> AttachedMemoryLookup {
         guard let slot else { return .miss(generation: writeGeneration) }
         return nodes.withUnsafeBufferPointer { nodes in
-            let entry = Self.field(Self.entryOffset, of: slot, in: nodes, as: CacheEntry?.self)!
-            if let attachment = entry.attachment { return .attached(attachment) }
-            return .hit(entry)
+            // The attachment alone first: a copy of the whole entry retains and releases its
+            // value, metadata and user info as well, which a hit with an attachment never reads.
+            if let attachment = Self.field(Self.attachmentOffset, of: slot, in: nodes, as: (any CacheAttachment)?.self) {
+                return .attached(attachment)
+            }
+            return .hit(Self.field(Self.entryOffset, of: slot, in: nodes, as: CacheEntry?.self)!)
         }
     }
 }

@@ -206,8 +206,20 @@ public struct TieredCache: Sendable, Service {
     package func probeMemory(utf8 keyBytes: UnsafeRawBufferPointer) -> MemoryProbe {
         guard lifecycle.isOpen else { return .closed }
         let digest = KeyDigest.digest(of: keyBytes)
+        // Consumed, not copied: a hit moves its attachment out (no retain and release of it).
         let lookup = memory.attachedLookup(utf8: keyBytes, digest: digest)
-        if case .attached(let attachment) = lookup { return .attached(attachment) }
+        switch consume lookup {
+        case .attached(let attachment): return .attached(attachment)
+        case let lookup: return notAttached(utf8: keyBytes, digest: digest, lookup)
+        }
+    }
+
+    /// ``probeMemory(utf8:)``'s answer for a key the memory tier holds no attachment for.
+    private func notAttached(
+        utf8 keyBytes: UnsafeRawBufferPointer,
+        digest: UInt64,
+        _ lookup: AttachedMemoryLookup
+    ) -> MemoryProbe {
         let string = String(decoding: keyBytes, as: UTF8.self)
         guard MemoryShard.utf8(of: string, equals: keyBytes) else {
             // Repaired: not the bytes looked up, so the answer is not the key's.

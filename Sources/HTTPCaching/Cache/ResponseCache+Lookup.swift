@@ -88,7 +88,8 @@ extension ResponseCache {
     /// It runs on the caller's executor (`nonisolated(nonsending)`): a memory hit never suspends,
     /// and a hop to the global executor on entry cost a sixth of a hit.
     public nonisolated(nonsending) func cachedResponse(for request: HTTPRequest) async -> CachedResponse? {
-        switch probe(request) {
+        let found = probe(request)
+        switch consume found {
         case .closed, .noURL: return nil
         case .hit(let box): return box.response
         case .rest(let rest): return await find(request, after: rest).matches.first?.response
@@ -132,7 +133,8 @@ extension ResponseCache {
             authority: authority,
             path: request.path ?? "/"
         ) { tiers.probeMemory(utf8: $0) }
-        switch probe {
+        // Consumed, not copied: a hit moves its attachment out (no retain and release of it).
+        switch consume probe {
         case .closed:
             return .closed
         case .attached(let attachment):

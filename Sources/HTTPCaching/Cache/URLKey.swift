@@ -57,11 +57,7 @@ enum URLKey {
         writer.append(UInt8(ascii: " "))
         let schemeStart = writer.count
         writer.append(scheme, lowercase: true)
-        let schemeLength = writer.count - schemeStart
-        let defaultPort: [UInt8]? =
-            schemeLength == 4 && matches(buffer, at: schemeStart, "http")
-            ? httpPort
-            : schemeLength == 5 && matches(buffer, at: schemeStart, "https") ? httpsPort : nil
+        let defaultPort = defaultPort(ofScheme: UnsafeBufferPointer(rebasing: buffer[schemeStart..<writer.count]))
         writer.append(UInt8(ascii: ":"))
         writer.append(UInt8(ascii: "/"))
         writer.append(UInt8(ascii: "/"))
@@ -69,10 +65,11 @@ enum URLKey {
         writer.append(authority, lowercase: true)
         // Drop an explicit default port ("example.com:443" for https), and a bare ":".
         if let defaultPort {
-            let portLength = defaultPort.count
             let end = writer.count
-            if end - authorityStart > portLength, matches(buffer, at: end - portLength, defaultPort) {
-                writer.count -= portLength
+            if end - authorityStart > defaultPort.length,
+                endsWith(buffer, at: end, defaultPort.bytes, length: defaultPort.length)
+            {
+                writer.count -= defaultPort.length
             }
         }
         if writer.count > authorityStart, buffer[writer.count - 1] == UInt8(ascii: ":") { writer.count -= 1 }
@@ -82,26 +79,32 @@ enum URLKey {
         return writer.count
     }
 
-    private static let httpPort = Array(":80".utf8)
-    private static let httpsPort = Array(":443".utf8)
-
-    private static func matches(
-        _ buffer: UnsafeMutableBufferPointer<UInt8>,
-        at offset: Int,
-        _ text: StaticString
-    ) -> Bool {
-        text.withUTF8Buffer { matches(buffer, at: offset, $0) }
+    /// The default port of a lowercased scheme, as the bytes of ":80" or ":443" in a word (first
+    /// byte lowest) and their count; nil for a scheme without one.
+    @inline(__always)
+    private static func defaultPort(ofScheme scheme: UnsafeBufferPointer<UInt8>) -> (bytes: UInt32, length: Int)? {
+        // Compared as words: this runs on every lookup, and a byte loop through a generic
+        // collection cost a tenth of a memory hit.
+        guard scheme.count == 4 || scheme.count == 5, let start = scheme.baseAddress else { return nil }
+        // "http", ":80" and ":443", first byte lowest.
+        let http = UInt32(littleEndian: 0x7074_7468)
+        guard UnsafeRawPointer(start).loadUnaligned(as: UInt32.self) == http else { return nil }
+        if scheme.count == 4 { return (0x30_383A, 3) }
+        return scheme[4] == UInt8(ascii: "s") ? (0x3334_343A, 4) : nil
     }
 
-    private static func matches(
+    /// Whether the `length` (at most four) bytes of `buffer` before `end` are those of `word`.
+    @inline(__always)
+    private static func endsWith(
         _ buffer: UnsafeMutableBufferPointer<UInt8>,
-        at offset: Int,
-        _ bytes: some Collection<UInt8>
+        at end: Int,
+        _ word: UInt32,
+        length: Int
     ) -> Bool {
-        var index = offset
-        for byte in bytes {
-            guard index < buffer.count, buffer[index] == byte else { return false }
-            index += 1
+        var word = word
+        for index in (end - length)..<end {
+            guard buffer[index] == UInt8(truncatingIfNeeded: word) else { return false }
+            word >>= 8
         }
         return true
     }
