@@ -95,7 +95,8 @@ extension MemoryShard {
         return nodes.withUnsafeBufferPointer { nodes in
             // The attachment alone first: a copy of the whole entry retains and releases its
             // value, metadata and user info as well, which a hit with an attachment never reads.
-            if let attachment = Self.field(Self.attachmentOffset, of: slot, in: nodes, as: (any CacheAttachment)?.self) {
+            if let attachment = Self.field(Self.attachmentOffset, of: slot, in: nodes, as: (any CacheAttachment)?.self)
+            {
                 return .attached(attachment)
             }
             return .hit(Self.field(Self.entryOffset, of: slot, in: nodes, as: CacheEntry?.self)!)
