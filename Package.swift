@@ -212,6 +212,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras", condition: .when(traits: ["Proxy"])),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Proxy"])),
+                .product(name: "NIOHPACK", package: "swift-nio-http2", condition: .when(traits: ["Proxy"])),
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Proxy"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -56,13 +56,16 @@ extension CacheProxy {
     }
 }
 
-/// An HTTP/2 connection on the listener: NIO's HTTP/2 handler with the configured limits, a
-/// ``FastHitStreamHandler`` on each stream (fresh memory hits answered on the event loop, no task),
-/// and the other streams served by HummingbirdCore's HTTP/1.1 channel's request loop (a stream is
-/// one request, as HummingbirdHTTP2 serves it) in a task each.
+/// An HTTP/2 connection on the listener: NIO's HTTP/2 handler with the configured limits, then
+/// a ``FastHitFrameHandler`` (fresh memory hits answered from the frames, on the event loop: no
+/// stream channel, no task), then NIO's stream multiplexer for the other requests: a
+/// ``FastHitStreamHandler`` on each of their streams, and HummingbirdCore's HTTP/1.1 channel's
+/// request loop (a stream is one request, as HummingbirdHTTP2 serves it) in a task each.
 ///
 /// HummingbirdHTTP2's own channel was not used: it starts a task for every stream before its
-/// request is read, and sets none of HTTP/2's limits.
+/// request is read, and sets none of HTTP/2's limits. NIO's inline multiplexer was used before
+/// the frame handler: it makes a stream channel for every request, before any handler of ours
+/// sees it, and that cost half the CPU of a hit.
 struct FastHitHTTP2Channel: Sendable {
     /// Serves a stream that is not a fast hit.
     let http1: FastHitHTTP1Channel
@@ -72,22 +75,21 @@ struct FastHitHTTP2Channel: Sendable {
     /// NIO's HTTP/2 configuration for the limits: made once, used by every connection.
     private let connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration
     private let streamConfiguration: NIOHTTP2Handler.StreamConfiguration
+    private let settings: CacheProxy.HTTP2
 
     init(http1: FastHitHTTP1Channel, fastHit: FastHit, settings: CacheProxy.HTTP2, idleTimeout: Duration?) {
         self.http1 = http1
         self.fastHit = fastHit
         self.idleTimeout = idleTimeout
+        self.settings = settings
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: settings.maximumConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: settings.maximumHeaderListSize),
             HTTP2Setting(parameter: .initialWindowSize, value: settings.streamWindowSize),
         ]
-        connection.targetWindowSize = settings.connectionWindowSize
-        var stream = NIOHTTP2Handler.StreamConfiguration()
-        stream.targetWindowSize = settings.streamWindowSize
         self.connectionConfiguration = connection
-        self.streamConfiguration = stream
+        self.streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
     }
 
     /// A connection set up: the streams to serve in tasks.
@@ -102,20 +104,32 @@ struct FastHitHTTP2Channel: Sendable {
         channel.closeFuture.whenComplete { _ in handOff.finish() }
         let keeper = HTTP2ConnectionKeeper(idleTimeout: idleTimeout.map(TimeAmount.init))
         let fastHit = self.fastHit
-        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-            mode: .server,
-            connectionConfiguration: connectionConfiguration,
-            streamConfiguration: streamConfiguration,
-            streamDelegate: keeper.delegate(on: channel.eventLoop)
-        ) { streamChannel in
-            streamChannel.eventLoop.makeCompletedFuture {
-                try streamChannel.pipeline.syncOperations.addHandlers(
-                    HTTP2FramePayloadToHTTPServerCodec(),
-                    FastHitStreamHandler(fastHit, handOff: handOff)
-                )
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(
+            NIOHTTP2Handler(
+                mode: .server,
+                connectionConfiguration: connectionConfiguration,
+                streamConfiguration: streamConfiguration
+            )
+        )
+        try pipeline.addHandler(keeper)
+        try pipeline.addHandler(FastHitFrameHandler(fastHit, connectionWindowSize: settings.connectionWindowSize))
+        try pipeline.addHandler(
+            HTTP2StreamMultiplexer(
+                mode: .server,
+                channel: channel,
+                targetWindowSize: settings.streamWindowSize,
+                outboundBufferSizeHighWatermark: 8192,
+                outboundBufferSizeLowWatermark: 4096
+            ) { streamChannel in
+                streamChannel.eventLoop.makeCompletedFuture {
+                    try streamChannel.pipeline.syncOperations.addHandlers(
+                        HTTP2FramePayloadToHTTPServerCodec(),
+                        FastHitStreamHandler(fastHit, handOff: handOff)
+                    )
+                }
             }
-        }
-        try channel.pipeline.syncOperations.addHandler(keeper)
+        )
         return Connection(channel: channel, streams: streams)
     }
 
@@ -230,8 +244,8 @@ final class FastHitStreamHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
 /// Closes an HTTP/2 connection: at once on a connection error (a flood, a protocol violation);
 /// gracefully on the server's quiesce event (a shutdown), when the client ends its side, and
-/// after ``idleTimeout`` without open streams — it sends `GOAWAY` naming the last stream it took, lets the open streams finish, then
-/// closes. It counts streams as NIO's HTTP/2 handler's delegate.
+/// after ``idleTimeout`` without open streams — it sends `GOAWAY` naming the last stream it took,
+/// lets the open streams finish, then closes. It counts streams by NIO's HTTP/2 handler's events.
 final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -259,23 +273,6 @@ final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
         self.context = nil
     }
 
-    /// NIO's HTTP/2 handler's delegate for this keeper (it calls it on the connection's loop).
-    func delegate(on eventLoop: any EventLoop) -> some NIOHTTP2StreamDelegate {
-        Delegate(keeper: NIOLoopBound(self, eventLoop: eventLoop))
-    }
-
-    private struct Delegate: NIOHTTP2StreamDelegate {
-        let keeper: NIOLoopBound<HTTP2ConnectionKeeper>
-
-        func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
-            keeper.value.streamCreated(id)
-        }
-
-        func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
-            keeper.value.streamClosed()
-        }
-    }
-
     private func streamCreated(_ id: HTTP2StreamID) {
         openStreams += 1
         if id > lastStream { lastStream = id }
@@ -299,7 +296,14 @@ final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent {
+        // NIO's HTTP/2 handler tells of every stream, the ones answered from the frames too.
+        if let created = event as? NIOHTTP2StreamCreatedEvent {
+            streamCreated(created.streamID)
+            context.fireUserInboundEventTriggered(event)
+        } else if event is StreamClosedEvent {
+            streamClosed()
+            context.fireUserInboundEventTriggered(event)
+        } else if event is ChannelShouldQuiesceEvent {
             goAway()
         } else if case ChannelEvent.inputClosed = event {
             // The client sent its last byte (HummingbirdCore's listener allows half-closed
@@ -315,7 +319,13 @@ final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
     /// `ENHANCE_YOUR_CALM`) and leaves the closing to the pipeline. Left open, the connection would
     /// read on and answer each further frame with another `GOAWAY`.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
+        // A stream's error (a malformed request, a stream reset) is its stream's, which the
+        // multiplexer hands it to.
+        guard error is NIOHTTP2Errors.StreamError else {
+            context.close(promise: nil)
+            return
+        }
+        context.fireErrorCaught(error)
     }
 
     private func armIdleTimer() {

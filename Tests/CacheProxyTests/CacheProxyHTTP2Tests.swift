@@ -71,7 +71,9 @@ import Testing
         try await f.stop()
     }
 
-    @Test func theOrdinaryPathServesStreamsWithBodiesInterimAnswersAndHTTP1OnlyFields() async throws {
+    @Test(.timeLimit(.minutes(1))) func theOrdinaryPathServesStreamsWithBodiesInterimAnswersAndHTTP1OnlyFields()
+        async throws
+    {
         let f = try await ProxyFixture.start()
         let client = try await H2Client.connect(port: f.port)
         // A 103 reaches the HTTP/2 client (RFC 9113 §8.1 allows interim answers), hop-by-hop
@@ -94,6 +96,13 @@ import Testing
         let posted = try await client.send(request, body: Array("payload".utf8))
         #expect(posted.text == "posted")
         #expect(f.origin.requests.last?.body == Array("payload".utf8))
+        // Bodies past the stream's window (64 KiB) and, together, past the connection's (1 MiB)
+        // arrive whole: both windows are kept open as the proxy reads.
+        let large = (0..<(1_536 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        async let first = client.send(request, body: large)
+        async let second = client.send(request, body: large.reversed())
+        #expect(try await [first.text, second.text] == ["posted", "posted"])
+        #expect(Set(f.origin.requests.suffix(2).map(\.body)) == [large, large.reversed()])
         // A GET with a body is not a fast hit: it takes the ordinary path and is answered.
         f.origin.setDefault(.ok("g", headers: Self.fresh), for: "/g")
         _ = try await client.get("/g")
