@@ -58,8 +58,8 @@ extension CacheProxy {
 
 /// An HTTP/2 connection on the listener: NIO's HTTP/2 handler with the configured limits, then
 /// a ``FastHitFrameHandler`` (fresh memory hits answered from the frames, on the event loop: no
-/// stream channel, no task), then NIO's stream multiplexer for the other requests: a
-/// ``FastHitStreamHandler`` on each of their streams, and HummingbirdCore's HTTP/1.1 channel's
+/// stream channel, no task), then NIO's stream multiplexer for the other requests: an
+/// ``HTTP2StreamHandOff`` on each of their streams, and HummingbirdCore's HTTP/1.1 channel's
 /// request loop (a stream is one request, as HummingbirdHTTP2 serves it) in a task each.
 ///
 /// HummingbirdHTTP2's own channel was not used: it starts a task for every stream before its
@@ -125,7 +125,7 @@ struct FastHitHTTP2Channel: Sendable {
                 streamChannel.eventLoop.makeCompletedFuture {
                     try streamChannel.pipeline.syncOperations.addHandlers(
                         HTTP2FramePayloadToHTTPServerCodec(),
-                        FastHitStreamHandler(fastHit, handOff: handOff)
+                        HTTP2StreamHandOff(handOff: handOff)
                     )
                 }
             }
@@ -147,14 +147,12 @@ struct FastHitHTTP2Channel: Sendable {
     }
 }
 
-/// Answers a stream's request on the event loop when it is a fresh memory hit (``FastHit``);
-/// otherwise wraps the stream for HummingbirdCore's request loop and hands it to the connection's
-/// task (``FastHitHTTP2Channel``), with the request parts read so far.
+/// Hands a stream that ``FastHitFrameHandler`` did not answer to the connection's task: wraps it
+/// for HummingbirdCore's request loop, with the request parts read so far. It does not look the
+/// request up again: a request that could be a fast hit was looked up from its frames.
 ///
-/// A request is a hit candidate only when its head ended the stream (no body): the head is held
-/// until its end or first body part, which a `HEADERS` frame with `END_STREAM` delivers in the
-/// same read.
-final class FastHitStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
+/// The head is held until its end or first body part, to mark a body of unknown length.
+final class HTTP2StreamHandOff: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
@@ -163,16 +161,13 @@ final class FastHitStreamHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private enum State {
         case idle
         case head(HTTPRequest)
-        case answered
         case passedOn
     }
 
-    private let fastHit: FastHit
     private let handOff: AsyncStream<HTTP1Channel.Value>.Continuation
     private var state = State.idle
 
-    init(_ fastHit: FastHit, handOff: AsyncStream<HTTP1Channel.Value>.Continuation) {
-        self.fastHit = fastHit
+    init(handOff: AsyncStream<HTTP1Channel.Value>.Continuation) {
         self.handOff = handOff
     }
 
@@ -181,17 +176,6 @@ final class FastHitStreamHandler: ChannelDuplexHandler, RemovableChannelHandler 
         switch (state, part) {
         case (.idle, .head(let request)):
             state = .head(request)
-        case (.head(let request), .end(nil)):
-            if let wire = fastHit.wireAnswer(request, encoding: false, allocator: context.channel.allocator),
-                case .parts(let response, let body) = wire
-            {
-                state = .answered
-                context.write(wrapOutboundOut(.head(Self.forHTTP2(response) ?? response)), promise: nil)
-                if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            } else {
-                passOn(request, then: part, context: context)
-            }
         case (.head(var request), .body):
             // A body without `Content-Length` is legal in HTTP/2 (its DATA frames end it); the
             // ordinary path reads requests with HTTP/1.1's framing, where a body of unknown length
@@ -200,8 +184,6 @@ final class FastHitStreamHandler: ChannelDuplexHandler, RemovableChannelHandler 
             passOn(request, then: part, context: context)
         case (.head(let request), _):
             passOn(request, then: part, context: context)
-        case (.answered, _):
-            break
         case (.idle, _), (.passedOn, _):
             context.fireChannelRead(data)
         }
