@@ -48,6 +48,16 @@ import Testing
         }
         #expect(f.origin.requestCount == 2)
 
+        // A hit larger than the client's stream window (65,535) and than a frame: its DATA waits
+        // for the client's window updates, and arrives whole, on several streams at once.
+        let large = String((0..<(200 << 10)).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
+        f.origin.setDefault(.ok(large, headers: Self.fresh), for: "/large")
+        #expect(try await client.get("/large").text == large)
+        async let first = client.get("/large")
+        async let second = client.get("/large")
+        #expect(try await [first.text, second.text] == [large, large])
+        #expect(f.origin.requestCount == 3)
+
         // HTTP/1.1 over TLS on the same listener (ALPN `http/1.1`).
         let http1 = try await TLSClient.connect(port: f.port, trusting: [try certificate.certificate()])
         #expect(http1.session.applicationProtocol == "http/1.1")
