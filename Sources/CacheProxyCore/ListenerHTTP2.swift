@@ -74,7 +74,6 @@ struct FastHitHTTP2Channel: Sendable {
     let idleTimeout: Duration?
     /// NIO's HTTP/2 configuration for the limits: made once, used by every connection.
     private let connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration
-    private let streamConfiguration: NIOHTTP2Handler.StreamConfiguration
     private let settings: CacheProxy.HTTP2
 
     init(http1: FastHitHTTP1Channel, fastHit: FastHit, settings: CacheProxy.HTTP2, idleTimeout: Duration?) {
@@ -89,7 +88,6 @@ struct FastHitHTTP2Channel: Sendable {
             HTTP2Setting(parameter: .initialWindowSize, value: settings.streamWindowSize),
         ]
         self.connectionConfiguration = connection
-        self.streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
     }
 
     /// A connection set up: the streams to serve in tasks.
@@ -106,11 +104,7 @@ struct FastHitHTTP2Channel: Sendable {
         let fastHit = self.fastHit
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(
-            NIOHTTP2Handler(
-                mode: .server,
-                connectionConfiguration: connectionConfiguration,
-                streamConfiguration: streamConfiguration
-            )
+            NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration)
         )
         try pipeline.addHandler(keeper)
         try pipeline.addHandler(FastHitFrameHandler(fastHit, connectionWindowSize: settings.connectionWindowSize))

@@ -29,7 +29,8 @@ final class FastHitFrameHandler: ChannelDuplexHandler {
     /// (NIO's handler refuses a client stream that does not rise), one on a lower one carries a
     /// passed-on request's trailers.
     private var highestStream = HTTP2StreamID(0)
-    private var answered = false
+    /// Whether hits were written in this read and wait for its flush.
+    private var unflushed = false
 
     init(_ fastHit: FastHit, connectionWindowSize: Int) {
         self.fastHit = fastHit
@@ -57,13 +58,13 @@ final class FastHitFrameHandler: ChannelDuplexHandler {
             let data = HTTP2Frame.FramePayload.Data(data: .byteBuffer(body), endStream: true)
             context.write(wrapOutboundOut(HTTP2Frame(streamID: frame.streamID, payload: .data(data))), promise: nil)
         }
-        answered = true
+        unflushed = true
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         // One flush for the hits of a read, as the multiplexer flushes its streams' answers.
-        if answered {
-            answered = false
+        if unflushed {
+            unflushed = false
             context.flush()
         }
         context.fireChannelReadComplete()
