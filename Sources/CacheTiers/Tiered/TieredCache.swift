@@ -131,7 +131,10 @@ public struct TieredCache: Sendable, Service {
     /// value it found (it is not promoted).
     /// A closed cache finds nothing (see ``isOpen``).
     /// - Complexity: O(1) per tier asked; the memory tier is asked once.
-    public func entry(for key: CacheKey) async -> CacheEntry? {
+    ///
+    /// It runs on the caller's executor (`nonisolated(nonsending)`): a memory hit never suspends,
+    /// and a hop to the global executor on entry cost a fifth of a hit.
+    public nonisolated(nonsending) func entry(for key: CacheKey) async -> CacheEntry? {
         guard lifecycle.isOpen else { return nil }
         switch memory.lookup(key) {
         case .hit(let entry): return entry
