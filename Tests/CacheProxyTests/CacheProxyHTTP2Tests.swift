@@ -25,7 +25,7 @@ import Testing
 
         let miss = try await client.get("/a")
         #expect(miss.status == 200 && miss.text == "0123456789" && miss.field("X-Cache") == "MISS")
-        // Fresh memory hits: answered on the stream's event loop.
+        // Fresh memory hits: answered from the connection's frames, on its event loop.
         let hit = try await client.get("/a")
         #expect(hit.status == 200 && hit.text == "0123456789" && hit.field("X-Cache") == "HIT")
         #expect(hit.field("Age") == "0" && hit.field("Content-Length") == "10")
