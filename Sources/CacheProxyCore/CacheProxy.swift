@@ -195,9 +195,9 @@ public final class CacheProxy: Service, Sendable {
             bodies: HitBodyBuffers(limitBytes: bodyBufferLimit),
             tracing: tracing
         )
-        let channelConfiguration = HTTP1Channel.Configuration(
-            idleTimeout: configuration.idleTimeout.map(TimeAmount.init)
-        )
+        // No idle timeout of HummingbirdCore's: raw hits never reach its state handler, so the
+        // raw path keeps the timeout (``RawHitHandler``).
+        let channelConfiguration = HTTP1Channel.Configuration(idleTimeout: nil)
         let onListening = self.onListening
         let eventLoopGroup = configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
         let certificates = self.certificates
@@ -206,7 +206,8 @@ public final class CacheProxy: Service, Sendable {
         let server = try HTTPServerBuilder { responder -> any ServerChildChannel in
             let http1 = FastHitHTTP1Channel(
                 base: HTTP1Channel(responder: responder, configuration: channelConfiguration),
-                fastHit: fastHit
+                fastHit: fastHit,
+                idleTimeout: idleTimeout
             )
             return ProxyListenerChannel(
                 http1: http1,

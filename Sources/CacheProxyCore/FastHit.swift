@@ -37,6 +37,7 @@ struct FastHit: Sendable {
         allocator: ByteBufferAllocator = ByteBufferAllocator()
     ) -> (response: HTTPResponse, body: ByteBuffer)? {
         guard let made = made(incoming) else { return nil }
+        metrics.record(made.status)
         return (made.response, bodyBuffer(made, allocator: allocator))
     }
 
@@ -63,23 +64,43 @@ struct FastHit: Sendable {
     }
 
     /// ``answer(_:allocator:)`` as it is to be written; nil when it takes the ordinary path.
-    /// - Parameter encoding: whether the answer may be encoded bytes.
-    func wireAnswer(_ incoming: HTTPRequest, encoding: Bool, allocator: ByteBufferAllocator) -> Wire? {
-        guard let tracing else { return untracedWireAnswer(incoming, encoding: encoding, allocator: allocator) }
+    /// - Parameters:
+    ///   - encoding: whether the answer may be encoded bytes.
+    ///   - onlyEncoded: whether only encoded bytes will do: an answer that would be parts is
+    ///     nil, and counted nowhere (the raw HTTP/1 path, ``RawHitHandler``, has no encoder).
+    func wireAnswer(
+        _ incoming: HTTPRequest,
+        encoding: Bool,
+        onlyEncoded: Bool = false,
+        allocator: ByteBufferAllocator
+    ) -> Wire? {
+        guard let tracing else {
+            return untracedWireAnswer(incoming, encoding: encoding, onlyEncoded: onlyEncoded, allocator: allocator)
+        }
         let start = DefaultTracerClock.now
-        let wire = untracedWireAnswer(incoming, encoding: encoding, allocator: allocator)
+        let wire = untracedWireAnswer(incoming, encoding: encoding, onlyEncoded: onlyEncoded, allocator: allocator)
         if let wire { tracing.recordHit(incoming, status: wire.status, start: start) }
         return wire
     }
 
-    private func untracedWireAnswer(_ incoming: HTTPRequest, encoding: Bool, allocator: ByteBufferAllocator) -> Wire? {
+    private func untracedWireAnswer(
+        _ incoming: HTTPRequest,
+        encoding: Bool,
+        onlyEncoded: Bool,
+        allocator: ByteBufferAllocator
+    ) -> Wire? {
         guard let (whole, outgoing) = requests(for: incoming), let hit = freshHit(whole) else { return nil }
         if encoding, let wire = plainWire(hit, for: outgoing, allocator: allocator) { return wire }
         let made = made(hit, whole: whole, outgoing: outgoing)
         let inline = made.body.count <= EncodedHit.inlineBodyBytes
         guard encoding,
             let bytes = EncodedHit.encode(made.response, body: inline ? made.body : nil, allocator: allocator)
-        else { return .parts(made.response, bodyBuffer(made, allocator: allocator)) }
+        else {
+            if onlyEncoded { return nil }
+            metrics.record(made.status)
+            return .parts(made.response, bodyBuffer(made, allocator: allocator))
+        }
+        metrics.record(made.status)
         return .encoded(bytes, body: inline ? nil : bodyBuffer(made, allocator: allocator))
     }
 
@@ -105,8 +126,12 @@ struct FastHit: Sendable {
         return (lookup, String(Int(min(Double(Int32.max), max(0, plain.age.rounded(.down))))), stored)
     }
 
+    /// What a hit answers: the answer made from the cache by ``ProxyMapping``, the stored body,
+    /// and the cache status to count once the answer is sent.
+    typealias Made = (response: HTTPResponse, body: [UInt8], stored: [UInt8], status: CacheStatus)
+
     /// The answer made from the cache by ``ProxyMapping``, and the stored body.
-    private func made(_ incoming: HTTPRequest) -> (response: HTTPResponse, body: [UInt8], stored: [UInt8])? {
+    private func made(_ incoming: HTTPRequest) -> Made? {
         guard let (whole, outgoing) = requests(for: incoming), let hit = freshHit(whole) else { return nil }
         return made(hit, whole: whole, outgoing: outgoing)
     }
@@ -115,7 +140,7 @@ struct FastHit: Sendable {
         _ hit: (lookup: ResponseLookup, age: String, stored: CachedResponse),
         whole: HTTPRequest,
         outgoing: HTTPRequest
-    ) -> (response: HTTPResponse, body: [UInt8], stored: [UInt8]) {
+    ) -> Made {
         var head = hit.stored.response
         head.headerFields[.age] = hit.age
         let result = FetchResult(response: head, body: hit.stored.body, source: .cache, freshness: .fresh)
@@ -123,8 +148,7 @@ struct FastHit: Sendable {
             ProxyMapping.answer(for: result, to: whole, statusHeader: statusHeader),
             for: outgoing
         )
-        metrics.record(answer.status)
-        return (answer.response, answer.body, hit.stored.body)
+        return (answer.response, answer.body, hit.stored.body, answer.status)
     }
 
     /// A plain hit — a request without preconditions or a range, a stored 200 whose fields
@@ -180,7 +204,7 @@ struct FastHit: Sendable {
     /// The body's buffer: the whole stored body (the same storage: not cut to a range, not
     /// emptied) from its shared buffer; anything else copied.
     private func bodyBuffer(
-        _ made: (response: HTTPResponse, body: [UInt8], stored: [UInt8]),
+        _ made: Made,
         allocator: ByteBufferAllocator
     ) -> ByteBuffer {
         let isWholeBody =
@@ -208,8 +232,12 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let fastHit: FastHit
     /// Where encoded hits are written, past NIO's HTTP/1 encoder.
     private let bypass: EncoderBypass
-    /// Requests passed on whose answer has not ended.
-    private var passedOn = 0
+    /// Requests passed on whose answer has not ended (shared with ``RawHitHandler``).
+    private let slowPath: SlowPath
+    private var passedOn: Int {
+        get { slowPath.inFlight }
+        set { slowPath.inFlight = newValue }
+    }
     /// Whether the rest of the current request (its end) belongs to a hit answered here.
     private var answered = false
 
@@ -218,8 +246,9 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// it on its way.
     private let encoderInput: ChannelHandlerContext
 
-    init(_ fastHit: FastHit, bypass: EncoderBypass, encoderInput: ChannelHandlerContext) {
+    init(_ fastHit: FastHit, bypass: EncoderBypass, encoderInput: ChannelHandlerContext, slowPath: SlowPath) {
         self.fastHit = fastHit
+        self.slowPath = slowPath
         self.bypass = bypass
         self.encoderInput = encoderInput
     }
@@ -285,27 +314,37 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
-/// HummingbirdCore's HTTP/1.1 child channel with a ``FastHitHandler`` after its connection state
-/// handler.
+/// HummingbirdCore's HTTP/1.1 child channel with a ``RawHitHandler`` before NIO's decoder and a
+/// ``FastHitHandler`` after its connection state handler.
 struct FastHitHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
+    /// HummingbirdCore's channel, without an idle timeout of its own (``RawHitHandler`` keeps it).
     let base: HTTP1Channel
     let fastHit: FastHit
+    let idleTimeout: Duration?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let fastHit = self.fastHit
+        let idleTimeout = self.idleTimeout.map(TimeAmount.init)
         return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
             let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
             let bypass = EncoderBypass()
+            let slowPath = SlowPath()
             // Right below the response encoder: under TLS the bypass's bytes must still be
-            // encrypted (the TLS handler is first).
-            try pipeline.addHandler(bypass, position: .before(try pipeline.handler(type: HTTPResponseEncoder.self)))
+            // encrypted (the TLS handler is first). The raw path comes before it, so that it
+            // reads the bytes before the decoder and writes past everything but TLS.
+            let encoder = try pipeline.handler(type: HTTPResponseEncoder.self)
+            try pipeline.addHandler(bypass, position: .before(encoder))
+            try pipeline.addHandler(
+                RawHitHandler(fastHit, slowPath: slowPath, idleTimeout: idleTimeout),
+                position: .before(bypass)
+            )
             let decoder = try pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try pipeline.addHandler(VersionGate(), position: .after(decoder.handler))
             try pipeline.addHandler(
-                FastHitHandler(fastHit, bypass: bypass, encoderInput: decoder),
+                FastHitHandler(fastHit, bypass: bypass, encoderInput: decoder, slowPath: slowPath),
                 position: .after(state)
             )
             return value

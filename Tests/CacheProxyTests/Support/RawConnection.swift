@@ -26,23 +26,31 @@ enum RawConnection {
     /// The exchange, on a thread of its own: blocking socket calls must not hold one of the few
     /// threads the servers under test run their async work on.
     static func exchange(port: Int, _ request: String, limitSeconds: Int = 10) async -> Outcome {
+        await exchange(port: port, parts: [request], limitSeconds: limitSeconds)
+    }
+
+    /// The exchange with the request written in `parts`, one `write` each (the server may still
+    /// read them together).
+    static func exchange(port: Int, parts: [String], limitSeconds: Int = 10) async -> Outcome {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(returning: blockingExchange(port: port, request, limitSeconds: limitSeconds))
+                continuation.resume(returning: blockingExchange(port: port, parts, limitSeconds: limitSeconds))
             }
         }
     }
 
-    private static func blockingExchange(port: Int, _ request: String, limitSeconds: Int) -> Outcome {
+    private static func blockingExchange(port: Int, _ parts: [String], limitSeconds: Int) -> Outcome {
         let descriptor = Socket.connected(port: port)
         precondition(descriptor >= 0, "connect() failed")
         defer { close(descriptor) }
-        let bytes = Array(request.utf8)
-        var sent = 0
-        while sent < bytes.count {
-            let written = bytes[sent...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            guard written > 0 else { break }
-            sent += written
+        for part in parts {
+            let bytes = Array(part.utf8)
+            var sent = 0
+            while sent < bytes.count {
+                let written = bytes[sent...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                guard written > 0 else { break }
+                sent += written
+            }
         }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
