@@ -74,12 +74,13 @@ struct FastHit: Sendable {
         onlyEncoded: Bool = false,
         allocator: ByteBufferAllocator
     ) -> Wire? {
-        guard let tracing else {
+        // Compared with nil, not bound: binding copied the tracer (an existential) on every hit.
+        if tracing == nil {
             return untracedWireAnswer(incoming, encoding: encoding, onlyEncoded: onlyEncoded, allocator: allocator)
         }
         let start = DefaultTracerClock.now
         let wire = untracedWireAnswer(incoming, encoding: encoding, onlyEncoded: onlyEncoded, allocator: allocator)
-        if let wire { tracing.recordHit(incoming, status: wire.status, start: start) }
+        if let wire, let tracing { tracing.recordHit(incoming, status: wire.status, start: start) }
         return wire
     }
 
@@ -163,7 +164,7 @@ struct FastHit: Sendable {
     ) -> Wire? {
         let fields = outgoing.headerFields
         guard fields[.ifNoneMatch] == nil, fields[.ifModifiedSince] == nil, fields[.range] == nil,
-            let record = hit.lookup.storedRecord,
+            let record = hit.lookup.storedRecordID,
             let head = heads.head(for: record, make: { plainHead(hit.stored, allocator: allocator) })
         else { return nil }
         metrics.record(.hit)

@@ -106,10 +106,10 @@ public struct ResponseLookup: Sendable {
     /// The newest stored response that answers the request, whatever its age; nil when none does.
     public var stored: CachedResponse? { first?.response }
 
-    /// The record ``stored`` comes from, as an object: the same one while that record stays
-    /// stored, another once it is replaced (a record never changes). For a caller that keeps what
-    /// it derives from a stored response, found by the record's identity.
-    package var storedRecord: (any AnyObject & Sendable)? { first }
+    /// The identity of the record ``stored`` comes from, unique in the process: the same while
+    /// that record stays stored, another once it is replaced (a record never changes). For a
+    /// caller that keeps what it derives from a stored response, found by it.
+    package var storedRecordID: UInt64? { first?.serial }
 
     /// Every stored response that answers the request, newest first.
     public var storedResponses: [CachedResponse] { Self.responses(first, others) }

@@ -2,6 +2,7 @@
 
 import CacheTiers
 import HTTPTypes
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -93,6 +94,12 @@ enum StoredRecord: Sendable {
     /// worked out once: for a response, its `Vary` field names and its freshness facts.
     final class Box: CacheAttachment {
         let record: StoredRecord
+        /// A number no other box of this process has: a caller that keeps what it derives from
+        /// a record finds it by this, never by the box's address (which a later box may reuse)
+        /// and without a weak reference (which would move every retain and release of the box
+        /// to its slow, side-table path).
+        let serial: UInt64 = Box.serials.add(1, ordering: .relaxed).newValue
+        private static let serials = Atomic<UInt64>(0)
         /// The response, when the record is one.
         let response: CachedResponse?
         /// For a response, its `Vary` field names (``VaryRule/fieldNames(in:)``): empty without
