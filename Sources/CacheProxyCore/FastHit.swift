@@ -7,6 +7,7 @@ import HTTPTypes
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHPACK
 import NIOHTTP1
 import NIOHTTPTypes
 import Tracing
@@ -26,8 +27,10 @@ struct FastHit: Sendable {
     let bodies: HitBodyBuffers
     /// The spans of hits answered here; nil without a tracer.
     let tracing: ProxyTracer?
-    /// The encoded heads of stored responses, copied by the plain hits on them.
-    let heads = HitHeads()
+    /// The encoded heads of stored responses, copied by the plain HTTP/1 hits on them.
+    let heads = HitHeads<ByteBuffer>(cost: \.readableBytes)
+    /// The header blocks of stored responses, copied by the plain HTTP/2 hits on them.
+    let http2Heads = HitHeads<HPACKHeaders>(cost: { $0.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count } })
 
     /// The answer to `incoming`, or nil when it takes the ordinary path.
     /// - Parameter allocator: allocates the body's buffer when it is not a whole stored body
@@ -47,14 +50,31 @@ struct FastHit: Sendable {
         /// is small; else the body after it.
         case encoded(ByteBuffer, body: ByteBuffer?)
         /// A head and body for the HTTP/1 pipeline (an answer whose framing NIO's encoder
-        /// decides).
+        /// decides), or for HTTP/2 frames.
         case parts(HTTPResponse, ByteBuffer)
+        /// A plain hit's HTTP/2 header block (`:status` 200) and body.
+        case http2(HPACKHeaders, body: ByteBuffer)
+
+        /// The forms an answer may take.
+        enum Form {
+            /// ``parts(_:_:)`` only.
+            case parts
+            /// ``encoded(_:body:)`` where it can be, else ``parts(_:_:)``.
+            case encoded
+            /// ``encoded(_:body:)`` only: an answer that would be parts is nil, and counted
+            /// nowhere (the raw HTTP/1 path, ``RawHitHandler``, has no encoder).
+            case onlyEncoded
+            /// ``http2(_:body:)`` where it can be, else ``parts(_:_:)``.
+            case http2
+        }
 
         /// The answer's status code (read from the status line of encoded bytes).
         var status: Int {
             switch self {
             case .parts(let response, _):
                 return response.status.code
+            case .http2:
+                return 200
             case .encoded(let bytes, _):
                 // "HTTP/1.1 " then three digits.
                 let digits = bytes.getBytes(at: bytes.readerIndex + 9, length: 3) ?? []
@@ -63,41 +83,34 @@ struct FastHit: Sendable {
         }
     }
 
-    /// ``answer(_:allocator:)`` as it is to be written; nil when it takes the ordinary path.
-    /// - Parameters:
-    ///   - encoding: whether the answer may be encoded bytes.
-    ///   - onlyEncoded: whether only encoded bytes will do: an answer that would be parts is
-    ///     nil, and counted nowhere (the raw HTTP/1 path, ``RawHitHandler``, has no encoder).
-    func wireAnswer(
-        _ incoming: HTTPRequest,
-        encoding: Bool,
-        onlyEncoded: Bool = false,
-        allocator: ByteBufferAllocator
-    ) -> Wire? {
+    /// ``answer(_:allocator:)`` as it is to be written, in `form`; nil when it takes the
+    /// ordinary path.
+    func wireAnswer(_ incoming: HTTPRequest, form: Wire.Form, allocator: ByteBufferAllocator) -> Wire? {
         // Compared with nil, not bound: binding copied the tracer (an existential) on every hit.
-        if tracing == nil {
-            return untracedWireAnswer(incoming, encoding: encoding, onlyEncoded: onlyEncoded, allocator: allocator)
-        }
+        if tracing == nil { return untracedWireAnswer(incoming, form: form, allocator: allocator) }
         let start = DefaultTracerClock.now
-        let wire = untracedWireAnswer(incoming, encoding: encoding, onlyEncoded: onlyEncoded, allocator: allocator)
+        let wire = untracedWireAnswer(incoming, form: form, allocator: allocator)
         if let wire, let tracing { tracing.recordHit(incoming, status: wire.status, start: start) }
         return wire
     }
 
-    private func untracedWireAnswer(
-        _ incoming: HTTPRequest,
-        encoding: Bool,
-        onlyEncoded: Bool,
-        allocator: ByteBufferAllocator
-    ) -> Wire? {
+    private func untracedWireAnswer(_ incoming: HTTPRequest, form: Wire.Form, allocator: ByteBufferAllocator) -> Wire? {
         guard let (whole, outgoing) = requests(for: incoming), let hit = freshHit(whole) else { return nil }
-        if encoding, let wire = plainWire(hit, for: outgoing, allocator: allocator) { return wire }
+        let isPlain = Self.isPlain(outgoing)
+        switch form {
+        case .encoded, .onlyEncoded:
+            if isPlain, let wire = plainWire(hit, allocator: allocator) { return wire }
+        case .http2:
+            if isPlain, let wire = plainHTTP2(hit, allocator: allocator) { return wire }
+        case .parts:
+            break
+        }
         let made = made(hit, whole: whole, outgoing: outgoing)
         let inline = made.body.count <= EncodedHit.inlineBodyBytes
-        guard encoding,
+        guard form == .encoded || form == .onlyEncoded,
             let bytes = EncodedHit.encode(made.response, body: inline ? made.body : nil, allocator: allocator)
         else {
-            if onlyEncoded { return nil }
+            if form == .onlyEncoded { return nil }
             metrics.record(made.status)
             return .parts(made.response, bodyBuffer(made, allocator: allocator))
         }
@@ -117,7 +130,7 @@ struct FastHit: Sendable {
     }
 
     /// A fresh stored response that answers `whole` from memory: what was found, and its age.
-    private func freshHit(_ whole: HTTPRequest) -> (lookup: ResponseLookup, age: String, stored: CachedResponse)? {
+    private func freshHit(_ whole: HTTPRequest) -> Hit? {
         let now = cache.configuration.now()
         guard let lookup = cache.memoryLookup(whole), let plain = cache.plainFreshness(of: lookup, now: now),
             let stored = lookup.stored,
@@ -138,7 +151,7 @@ struct FastHit: Sendable {
     }
 
     private func made(
-        _ hit: (lookup: ResponseLookup, age: String, stored: CachedResponse),
+        _ hit: Hit,
         whole: HTTPRequest,
         outgoing: HTTPRequest
     ) -> Made {
@@ -157,14 +170,8 @@ struct FastHit: Sendable {
     /// status field, no hop-by-hop field, its body's `Content-Length`) — as its record's encoded
     /// head (``heads``) followed by `Age`, the cache status and the body: the bytes
     /// ``EncodedHit`` would write for ``ProxyMapping``'s answer. Nil for any other hit.
-    private func plainWire(
-        _ hit: (lookup: ResponseLookup, age: String, stored: CachedResponse),
-        for outgoing: HTTPRequest,
-        allocator: ByteBufferAllocator
-    ) -> Wire? {
-        let fields = outgoing.headerFields
-        guard fields[.ifNoneMatch] == nil, fields[.ifModifiedSince] == nil, fields[.range] == nil,
-            let record = hit.lookup.storedRecordID,
+    private func plainWire(_ hit: Hit, allocator: ByteBufferAllocator) -> Wire? {
+        guard let record = hit.lookup.storedRecordID,
             let head = heads.head(for: record, make: { plainHead(hit.stored, allocator: allocator) })
         else { return nil }
         metrics.record(.hit)
@@ -188,15 +195,10 @@ struct FastHit: Sendable {
     }
 
     /// The status line and fields of `stored` when its plain hits are answered with them
-    /// unchanged (``plainWire(_:for:allocator:)``); nil otherwise.
+    /// unchanged (``plainWire(_:allocator:)``); nil otherwise.
     private func plainHead(_ stored: CachedResponse, allocator: ByteBufferAllocator) -> ByteBuffer? {
-        let response = stored.response
-        let fields = response.headerFields
-        guard response.status.code == 200, fields[.age] == nil, statusHeader.map({ fields[$0] == nil }) ?? true,
-            fields[values: .contentLength] == [String(stored.body.count)],
-            HopByHop.stripped(fields).count == fields.count
+        guard isPlain(stored), var head = EncodedHit.encode(stored.response, body: nil, allocator: allocator)
         else { return nil }
-        guard var head = EncodedHit.encode(response, body: nil, allocator: allocator) else { return nil }
         // Without the blank line that ends it: the hit adds its fields.
         head.moveWriterIndex(to: head.writerIndex - 2)
         return head
@@ -260,7 +262,7 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if passedOn == 0,
                 let wire = fastHit.wireAnswer(
                     request,
-                    encoding: bypass.context != nil,
+                    form: bypass.context != nil ? .encoded : .parts,
                     allocator: context.channel.allocator
                 )
             {
@@ -296,6 +298,8 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.end(nil)), promise: nil)
             bypass.isDropping = false
             context.flush()
+        case .http2:
+            preconditionFailure("HTTP/2 fields asked for HTTP/1")
         case .parts(let response, let body):
             context.write(wrapOutboundOut(.head(response)), promise: nil)
             if body.readableBytes > 0 {

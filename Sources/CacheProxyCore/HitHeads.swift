@@ -15,35 +15,38 @@ import Synchronization
 /// path, a tenth of a hit's CPU time.)
 ///
 /// Bounded: a direct-mapped table of ``slotCount`` slots of at most ``maximumHeadBytes`` each.
-final class HitHeads: Sendable {
+final class HitHeads<Head: Sendable>: Sendable {
     /// How many slots the table has.
-    static let slotCount = 1_024
+    static var slotCount: Int { 1_024 }
     /// The largest head kept; a larger one is encoded on every hit.
-    static let maximumHeadBytes = 4_096
+    static var maximumHeadBytes: Int { 4_096 }
 
     private struct Slot {
         var record: UInt64
-        /// The encoded head, or nil for a record whose hits are not plain.
-        var head: ByteBuffer?
+        /// The head, or nil for a record whose hits are not plain.
+        var head: Head?
     }
 
     private let slots: Mutex<[Slot?]>
+    /// The bytes a head takes, held to ``maximumHeadBytes``.
+    private let cost: @Sendable (Head) -> Int
 
-    init() {
+    init(cost: @escaping @Sendable (Head) -> Int) {
         slots = Mutex(Array(repeating: nil, count: Self.slotCount))
+        self.cost = cost
     }
 
     /// The head kept for `record`, made by `make` (and kept) when there is none; nil when
     /// `make` says the record's hits are not plain.
-    func head(for record: UInt64, make: () -> ByteBuffer?) -> ByteBuffer? {
+    func head(for record: UInt64, make: () -> Head?) -> Head? {
         let index = Int(truncatingIfNeeded: record) & (Self.slotCount - 1)
-        let found: ByteBuffer?? = slots.withLock { slots in
+        let found: Head?? = slots.withLock { slots in
             guard slots[index]?.record == record else { return .none }
             return .some(slots[index]?.head)
         }
         if let found { return found }
         let head = make()
-        guard (head?.readableBytes ?? 0) <= Self.maximumHeadBytes else { return head }
+        guard head.map(cost) ?? 0 <= Self.maximumHeadBytes else { return head }
         // The replaced slot is returned, to be released outside the lock.
         _ = slots.withLock { slots -> Slot? in
             let old = slots[index]

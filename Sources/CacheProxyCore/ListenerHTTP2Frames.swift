@@ -45,14 +45,19 @@ final class FastHitFrameHandler: ChannelDuplexHandler {
         }
         highestStream = frame.streamID
         guard headers.endStream, let request = Self.request(headers.headers),
-            let wire = fastHit.wireAnswer(request, encoding: false, allocator: context.channel.allocator),
-            case .parts(let response, let body) = wire
+            let wire = fastHit.wireAnswer(request, form: .http2, allocator: context.channel.allocator)
         else {
             context.fireChannelRead(data)
             return
         }
+        let (fields, body): (HPACKHeaders, ByteBuffer)
+        switch wire {
+        case .http2(let block, let buffer): (fields, body) = (block, buffer)
+        case .parts(let response, let buffer): (fields, body) = (Self.fields(of: response), buffer)
+        case .encoded: preconditionFailure("HTTP/1 bytes asked for HTTP/2")
+        }
         let endsWithHead = body.readableBytes == 0
-        let head = HTTP2Frame.FramePayload.Headers(headers: Self.fields(of: response), endStream: endsWithHead)
+        let head = HTTP2Frame.FramePayload.Headers(headers: fields, endStream: endsWithHead)
         context.write(wrapOutboundOut(HTTP2Frame(streamID: frame.streamID, payload: .headers(head))), promise: nil)
         if !endsWithHead {
             let data = HTTP2Frame.FramePayload.Data(data: .byteBuffer(body), endStream: true)

@@ -87,8 +87,7 @@ final class RawHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if mode == .raw, context.channel.isWritable,
                 case .encoded(let head, let body) = fastHit.wireAnswer(
                     request,
-                    encoding: true,
-                    onlyEncoded: true,
+                    form: .onlyEncoded,
                     allocator: context.channel.allocator
                 )
             {

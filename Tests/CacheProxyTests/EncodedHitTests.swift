@@ -20,6 +20,23 @@ import Testing
         case .parts(let response, let body):
             let head = try #require(EncodedHit.encode(response, body: nil, allocator: ByteBufferAllocator()))
             return Array(head.readableBytesView) + Array(body.readableBytesView)
+        case .http2:
+            Issue.record("HTTP/2 fields asked for HTTP/1")
+            return []
+        }
+    }
+
+    /// What a hit puts in HTTP/2 frames: the header block's fields in order, and the body.
+    static func frames(_ wire: FastHit.Wire) -> (fields: [String], body: [UInt8]) {
+        switch wire {
+        case .http2(let headers, let body):
+            return (headers.map { "\($0.name): \($0.value)" }, Array(body.readableBytesView))
+        case .parts(let response, let body):
+            let headers = FastHitFrameHandler.fields(of: response)
+            return (headers.map { "\($0.name): \($0.value)" }, Array(body.readableBytesView))
+        case .encoded:
+            Issue.record("HTTP/1 bytes asked for HTTP/2")
+            return ([], [])
         }
     }
 
@@ -59,8 +76,38 @@ import Testing
         let incoming = FastHitTests.incoming("/a", HTTPFields(request.map { HTTPField(name: $0.0, value: $0.1) }))
         for seconds in [3, 4] {  // the second from the kept head, where there is one
             date.advance(seconds)
-            let wire = try #require(fastHit.wireAnswer(incoming, encoding: true, allocator: .init()))
+            let wire = try #require(fastHit.wireAnswer(incoming, form: .encoded, allocator: .init()))
             #expect(try Self.bytes(wire) == Self.expected(fastHit, incoming))
+        }
+    }
+
+    @Test(arguments: [
+        // Plain: the record's header block and the hit's fields.
+        ([(HTTPField.Name.cacheControl, "max-age=60"), (.contentLength, "10")], [(HTTPField.Name, String)]()),
+        ([(.cacheControl, "max-age=60"), (.age, "5"), (.contentLength, "10")], []),
+        ([(.cacheControl, "max-age=60")], []),
+        ([(.cacheControl, "max-age=60"), (.contentLength, "10")], [(.range, "bytes=2-4")]),
+        ([(.cacheControl, "max-age=60"), (.contentLength, "10"), (.eTag, "\"e\"")], [(.ifNoneMatch, "\"e\"")]),
+    ])
+    func aHitsHTTP2BlockIsThatOfTheOrdinaryAnswer(
+        stored: [(HTTPField.Name, String)],
+        request: [(HTTPField.Name, String)]
+    ) async throws {
+        let (fastHit, cache, date, _) = try FastHitTests.make()
+        try await FastHitTests.store(
+            cache,
+            "/a",
+            HTTPFields(stored.map { HTTPField(name: $0.0, value: $0.1) }),
+            at: date.now
+        )
+        let incoming = FastHitTests.incoming("/a", HTTPFields(request.map { HTTPField(name: $0.0, value: $0.1) }))
+        for seconds in [3, 4] {  // the second from the kept block, where there is one
+            date.advance(seconds)
+            let wire = try #require(fastHit.wireAnswer(incoming, form: .http2, allocator: .init()))
+            let answer = try #require(fastHit.answer(incoming))
+            let expected = FastHitFrameHandler.fields(of: answer.response).map { "\($0.name): \($0.value)" }
+            #expect(Self.frames(wire).fields == expected)
+            #expect(Self.frames(wire).body == Array(answer.body.readableBytesView))
         }
     }
 
@@ -70,7 +117,7 @@ import Testing
         let fields: HTTPFields = [.cacheControl: "max-age=60", .contentLength: "5000"]
         try await FastHitTests.store(cache, "/big", fields, body: body, at: date.now)
         let incoming = FastHitTests.incoming("/big")
-        let first = try #require(fastHit.wireAnswer(incoming, encoding: true, allocator: .init()))
+        let first = try #require(fastHit.wireAnswer(incoming, form: .encoded, allocator: .init()))
         guard case .encoded(_, let separate) = first else {
             Issue.record("not encoded")
             return
@@ -80,7 +127,7 @@ import Testing
         var changed = fields
         changed[.cacheControl] = "max-age=120"
         try await FastHitTests.store(cache, "/big", changed, body: body, at: date.now)
-        let second = try #require(fastHit.wireAnswer(incoming, encoding: true, allocator: .init()))
+        let second = try #require(fastHit.wireAnswer(incoming, form: .encoded, allocator: .init()))
         #expect(String(decoding: try Self.bytes(second).prefix(200), as: UTF8.self).contains("max-age=120"))
         #expect(try Self.bytes(second) == Self.expected(fastHit, incoming))
         #expect(try metrics.expectCounter(ProxyMetrics.hitsLabel).totalValue == 4)
