@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_BIN=${FUZZ_BIN:-.build-fuzz/debug/LayeredCacheFuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
-FUZZ_TARGETS=${FUZZ_TARGETS:-record segment snapshot variants response directives conditions sharedrow proxy origin}
+FUZZ_TARGETS=${FUZZ_TARGETS:-record segment snapshot variants response directives conditions sharedrow proxy rawhead origin}
 FUZZ_WORK=${FUZZ_WORK:-.build-fuzz/work}
 FUZZ_FLAGS=${FUZZ_FLAGS:-}
 # libFuzzer reports a crash itself: the Swift runtime's backtracer would only add noise (and trip ASan).

@@ -39,7 +39,8 @@
 # --workloads LIST: only these, comma-separated (e.g. 1k-hit,64k-hit); the memory run comes with
 # zipf-mix.
 # --memory-budgets LIST: the memory run once per cache budget in bytes, comma-separated (default:
-# zipf-mix's 28000000), each over as many URLs as fill it at the same ratio (100,000 URLs for 28 MB).
+# zipf-mix's 28000000), each over as many URLs as fill it at the same ratio (100,000 URLs for 28 MB);
+# `none`: no memory run (zipf-mix's side-by-side rounds only).
 set -euo pipefail
 
 ROUNDS=3
@@ -574,7 +575,7 @@ if selected 100m-miss; then
     echo "cache-proxy idle RSS: $IDLE_RSS MiB; budget: $((MISS_BYTES >> 20)) MiB; bound (2 x idle + budget): $(awk -v i="$IDLE_RSS" -v b="$((MISS_BYTES >> 20))" 'BEGIN { printf "%.1f", 2 * i + b }') MiB"
 fi
 
-if selected zipf-mix; then
+if selected zipf-mix && [ "$MEMORY_BUDGETS" != none ]; then
     echo
     for budget in $(echo "${MEMORY_BUDGETS:-$MIX_BYTES}" | tr ',' ' '); do
         urls=$((URLS * budget / MIX_BYTES))

@@ -78,7 +78,9 @@ enum RawRequestHead {
                     case .refused:
                         return .other
                     case .host:
-                        guard host == nil else { return .other }
+                        // Trailing whitespace would stay in the codec's authority (NIO's decoder
+                        // keeps it; other fields' values lose it as HTTPTypes makes them).
+                        guard host == nil, bytes[value.upperBound] == UInt8(ascii: "\r") else { return .other }
                         host = string(value)
                     case .plain:
                         guard let name = HTTPField.Name(string(name)) else { return .other }

@@ -81,6 +81,7 @@ import Testing
         ("GET /a HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n", "Expect"),
         ("GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "two Host fields"),
         ("GET /a HTTP/1.1\r\nX: 1\r\n\r\n", "no Host"),
+        ("GET /a HTTP/1.1\r\nHost: a \r\n\r\n", "a Host with trailing whitespace"),
     ])
     func everyOtherFormIsLeftToTheDecoder(text: String, reason: String) {
         #expect(Self.parse(text) == .other, "\(reason)")

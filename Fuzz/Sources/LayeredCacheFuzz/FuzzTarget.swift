@@ -22,6 +22,7 @@ struct FuzzTarget: Sendable {
         FuzzTarget(name: "conditions", run: ConditionsTarget.run, seeds: ConditionsTarget.seeds),
         FuzzTarget(name: "sharedrow", run: SharedRowTarget.run, seeds: SharedRowTarget.seeds),
         FuzzTarget(name: "proxy", run: ProxyTarget.run, seeds: ProxyTarget.seeds),
+        FuzzTarget(name: "rawhead", run: RawHeadTarget.run, seeds: RawHeadTarget.seeds),
         FuzzTarget(name: "origin", run: OriginTarget.run, seeds: OriginTarget.seeds),
     ]
 

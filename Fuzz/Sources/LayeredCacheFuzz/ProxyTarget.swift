@@ -171,7 +171,8 @@ enum ProxyTarget {
         let logger = Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })
         let child = FastHitHTTP1Channel(
             base: HTTP1Channel(responder: { _, _, _ in }, configuration: .init()),
-            fastHit: fastHit
+            fastHit: fastHit,
+            idleTimeout: nil
         )
         guard let value = try? child.setup(channel: channel, logger: logger).wait() else {
             check(false, "the pipeline sets up")
