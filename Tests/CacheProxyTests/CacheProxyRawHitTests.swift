@@ -92,7 +92,8 @@ import Testing
     /// HummingbirdCore's state handler never sees a raw hit, so the raw path keeps the idle
     /// timeout: a kept-alive connection that only had hits closes once idle.
     @Test func aConnectionIdleAfterHitsCloses() async throws {
-        let f = try await ProxyFixture.start(configure: { $0.idleTimeout = .milliseconds(200) })
+        // Long enough that a slow build (ThreadSanitizer) reads the first request before it.
+        let f = try await ProxyFixture.start(configure: { $0.idleTimeout = .seconds(1) })
         f.origin.setDefault(.ok("fine", headers: Self.cacheable), for: "/p")
         #expect(try await f.send("/p").cache == "MISS")
         let outcome = await RawConnection.exchange(port: f.port, Self.get("/p") + Self.get("/p"))
