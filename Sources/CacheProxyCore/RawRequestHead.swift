@@ -187,24 +187,25 @@ enum RawRequestHead {
 
     /// Whether `byte` may be in an origin-form target (RFC 3986: unreserved, sub-delims, `:`,
     /// `@`, `/`, `?` and `%`); no fragment.
-    static func isTargetByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "-._~!$&'()*+,;=:@/?%".utf8.contains(byte)
-        }
-    }
+    static func isTargetByte(_ byte: UInt8) -> Bool { targetBytes[Int(byte)] }
 
     /// Whether `byte` may be in a field name (RFC 9110 §5.6.2 `tchar`).
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+    static func isTokenByte(_ byte: UInt8) -> Bool { tokenBytes[Int(byte)] }
+
+    private static let targetBytes = alphanumerics(and: "-._~!$&'()*+,;=:@/?%")
+    private static let tokenBytes = alphanumerics(and: "!#$%&'*+-.^_`|~")
+
+    /// A table of the 256 byte values: true for ASCII letters and digits and for `others`.
+    private static func alphanumerics(and others: String) -> [Bool] {
+        (0...255).map { (value: Int) -> Bool in
+            let byte = UInt8(value)
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return true
+            default:
+                return others.utf8.contains(byte)
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if Proxy
+import CacheTestSupport
 import HTTPCaching
 import HTTPTypes
 import MetricsTestKit
@@ -40,6 +41,19 @@ import Testing
         }
     }
 
+    /// A fast hit over a cache holding `/a` with the `stored` fields, and a request for it with
+    /// the `request` fields.
+    static func stored(
+        _ stored: [(HTTPField.Name, String)],
+        request: [(HTTPField.Name, String)]
+    ) async throws -> (FastHit, ManualDate, HTTPRequest) {
+        let (fastHit, cache, date, _) = try FastHitTests.make()
+        let fields = HTTPFields(stored.map { HTTPField(name: $0.0, value: $0.1) })
+        try await FastHitTests.store(cache, "/a", fields, at: date.now)
+        let incoming = FastHitTests.incoming("/a", HTTPFields(request.map { HTTPField(name: $0.0, value: $0.1) }))
+        return (fastHit, date, incoming)
+    }
+
     /// The answer ``ProxyMapping`` makes, encoded whole.
     static func expected(_ fastHit: FastHit, _ request: HTTPRequest) throws -> [UInt8] {
         let answer = try #require(fastHit.answer(request))
@@ -66,14 +80,7 @@ import Testing
         stored: [(HTTPField.Name, String)],
         request: [(HTTPField.Name, String)]
     ) async throws {
-        let (fastHit, cache, date, _) = try FastHitTests.make()
-        try await FastHitTests.store(
-            cache,
-            "/a",
-            HTTPFields(stored.map { HTTPField(name: $0.0, value: $0.1) }),
-            at: date.now
-        )
-        let incoming = FastHitTests.incoming("/a", HTTPFields(request.map { HTTPField(name: $0.0, value: $0.1) }))
+        let (fastHit, date, incoming) = try await Self.stored(stored, request: request)
         for seconds in [3, 4] {  // the second from the kept head, where there is one
             date.advance(seconds)
             let wire = try #require(fastHit.wireAnswer(incoming, form: .encoded, allocator: .init()))
@@ -93,14 +100,7 @@ import Testing
         stored: [(HTTPField.Name, String)],
         request: [(HTTPField.Name, String)]
     ) async throws {
-        let (fastHit, cache, date, _) = try FastHitTests.make()
-        try await FastHitTests.store(
-            cache,
-            "/a",
-            HTTPFields(stored.map { HTTPField(name: $0.0, value: $0.1) }),
-            at: date.now
-        )
-        let incoming = FastHitTests.incoming("/a", HTTPFields(request.map { HTTPField(name: $0.0, value: $0.1) }))
+        let (fastHit, date, incoming) = try await Self.stored(stored, request: request)
         for seconds in [3, 4] {  // the second from the kept block, where there is one
             date.advance(seconds)
             let wire = try #require(fastHit.wireAnswer(incoming, form: .http2, allocator: .init()))
