@@ -28,7 +28,9 @@ extension CacheProxy {
         /// The largest request body accepted (the transport bounds response bodies). Default
         /// 64 MiB.
         public var maximumBodyBytes: Int
-        /// How long an idle downstream connection stays open; nil for ever. Default 60 s.
+        /// How long an idle downstream connection stays open; nil for ever. Default 60 s. An
+        /// HTTP/1.1 connection is idle while nothing is read or written and no request is being
+        /// answered; an HTTP/2 one while no stream is open.
         public var idleTimeout: Duration?
         /// Where the proxy logs: a line per request at debug level. Default: nowhere.
         public var logger: Logger

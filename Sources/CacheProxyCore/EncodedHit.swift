@@ -51,8 +51,8 @@ enum EncodedHit {
 /// `CONNECT` answers without a body). A hit written past the encoder would leave that queue one
 /// behind, and a later `GET` answer could be framed as a `HEAD` one and lose its body. So the
 /// encoder still sees a head and an end for each hit — a bodiless placeholder, dropped here — and
-/// HummingbirdCore's connection state handler sees the end (it counts answers: keep-alive, idle
-/// timeout, graceful shutdown).
+/// HummingbirdCore's connection state handler sees the end (it counts answers: keep-alive,
+/// graceful shutdown).
 final class EncoderBypass: ChannelOutboundHandler, RemovableChannelHandler {
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData

@@ -222,10 +222,12 @@ struct FastHit: Sendable {
 }
 
 /// Answers fresh memory hits on the event loop (``FastHit``) and passes every other request on
-/// to HummingbirdCore's responder. It sits after HummingbirdCore's connection state handler,
-/// which so sees every request and answer (keep-alive, idle timeout, graceful shutdown); a hit
-/// is answered only when no earlier request on the connection is still being answered, so
-/// answers keep their order.
+/// to HummingbirdCore's responder: the hits the raw path (``RawHitHandler``) left to NIO's
+/// decoder. It sits after HummingbirdCore's connection state handler, which so sees every
+/// request that reaches it and its answer (keep-alive, graceful shutdown; the idle timeout is the
+/// raw path's); a hit is answered only when no earlier request on the connection is still being
+/// answered, so answers keep their order. It counts the requests it passes on in the
+/// ``SlowPath`` the raw path reads.
 final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
