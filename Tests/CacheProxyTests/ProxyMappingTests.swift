@@ -171,6 +171,32 @@ import Testing
         #expect(ProxyMapping.answer(for: network, to: request, statusHeader: nil).response.status.code == 200)
     }
 
+    /// The fixed hop-by-hop names, read by length and bytes, against the plain definition.
+    @Test(arguments: [
+        "te", "tf", "t", "", "trailer", "trailers", "upgrade", "upgradf", "connection", "connectiom", "keep-alive",
+        "keep-alivf", "transfer-encoding", "transfer-encodinf", "proxy", "proxy-", "proxy-a", "proxy-connection",
+        "proxy-authorization", "proxy-authenticate", "proxyxa", "xproxy-a", "content-type", "cache-control",
+        "authorization", "host", "date", "prox-y-", "proxy-trailer-value-longer-than-seventeen",
+    ])
+    func hopByHopFixedNames(name: String) {
+        let plain =
+            ["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"].contains(name)
+            || name.hasPrefix("proxy-")
+        #expect(HopByHop.isFixed(name) == plain)
+    }
+
+    /// Stripping with extra names (a request on its way upstream), with and without `Connection`.
+    @Test func hopByHopStrippingDropsExtras() {
+        let request: HTTPFields = [
+            HTTPField.Name("Host")!: "o", .accept: "*/*", .contentLength: "0", HTTPField.Name("Expect")!: "x",
+        ]
+        #expect(HopByHop.stripped(request, alsoDropping: HopByHop.requestExtras).map(\.name) == [.accept])
+        let plain: HTTPFields = [.accept: "*/*", .userAgent: "u", HTTPField.Name("Proxy-Authorization")!: "t"]
+        #expect(HopByHop.stripped(plain).map(\.name) == [.accept, .userAgent])
+        let untouched: HTTPFields = [.accept: "*/*", .contentType: "text/plain", .cacheControl: "max-age=1"]
+        #expect(HopByHop.stripped(untouched, alsoDropping: HopByHop.requestExtras) == untouched)
+    }
+
     @Test func hopByHopStrippingKeepsOrderAndRepeats() {
         var fields: HTTPFields = [
             .connection: "X-A , x-b", HTTPField.Name("X-A")!: "1", HTTPField.Name("Keep-Alive")!: "t",
