@@ -336,9 +336,19 @@ package enum Socket {
 
     /// A blocking, close-on-exec socket connected to 127.0.0.1:`port`, which the caller closes;
     /// -1 on failure, with `errno` set.
-    package static func connected(port: Int) -> Int32 {
+    /// - Parameter receiveBufferBytes: the socket's receive buffer (`SO_RCVBUF`, set before the
+    ///   connection so that the window it offers is small too); the system's default when nil.
+    package static func connected(port: Int, receiveBufferBytes: Int32? = nil) -> Int32 {
         let descriptor = makeSocket()
         guard descriptor >= 0 else { return -1 }
+        if var size = receiveBufferBytes,
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) != 0
+        {
+            let failure = errno
+            close(descriptor)
+            errno = failure
+            return -1
+        }
         guard withLoopbackAddress(port: port, { connect(descriptor, $0, $1) }) == 0 else {
             let failure = errno
             close(descriptor)

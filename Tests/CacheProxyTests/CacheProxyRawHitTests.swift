@@ -2,6 +2,7 @@
 
 #if Proxy
 import CacheProxyCore
+import Foundation
 import TestOriginSupport
 import Testing
 
@@ -87,6 +88,54 @@ import Testing
         #expect(!Self.bodies(outcome.text).contains("fine"), "got: \(outcome.text.debugDescription)")
         #expect(Self.bodies(outcome.text).count <= 2)
         try await f.stop()
+    }
+
+    /// A client that reads slower than the proxy writes: 64 KB hits pipelined into a small
+    /// receive buffer, so that the proxy's writes wait on the socket and requests read while the
+    /// connection cannot take more go the decoder's way. Every answer comes whole, with the
+    /// right bytes, in the order asked, a miss among them included.
+    @Test func aSlowReaderGetsEveryAnswerWholeAndInOrder() async throws {
+        let f = try await ProxyFixture.start()
+        let big = String((0..<65536).map { Character(Unicode.Scalar(UInt8(ascii: "a") + UInt8($0 % 26))) })
+        f.origin.setDefault(.ok(big, headers: Self.cacheable), for: "/big")
+        f.origin.setDefault(.ok("small"), for: "/small")
+        #expect(try await f.send("/big").cache == "MISS")
+        // 120 answers of 64 KB (7.7 MB) through a 4 KB receive buffer, more than the proxy's
+        // socket can hold; the requests in separate writes, so that some arrive while it waits.
+        var parts = (0..<120).map { index in Self.get(index == 60 ? "/small" : "/big") }
+        parts[parts.count - 1] = Self.get("/big", "Connection: close\r\n")
+        let outcome = await RawConnection.exchange(port: f.port, parts: parts, receiveBufferBytes: 4096)
+        let answers = Self.answers(outcome.bytes)
+        #expect(answers.count == 120)
+        let expected = Array(big.utf8)
+        for (index, answer) in answers.enumerated() {
+            #expect(answer.body == (index == 60 ? Array("small".utf8) : expected), "answer \(index)")
+        }
+        #expect(answers.filter { $0.head.contains("X-Cache: HIT") }.count == 119)
+        #expect(outcome.closed)
+        #expect(f.origin.requestCount == 2)
+        try await f.stop()
+    }
+
+    /// The answers in `bytes`, each its head (as text) and its body, framed by `Content-Length`;
+    /// what cannot be framed ends the list.
+    static func answers(_ bytes: [UInt8]) -> [(head: String, body: [UInt8])] {
+        var answers: [(head: String, body: [UInt8])] = []
+        var start = 0
+        let separator = Array("\r\n\r\n".utf8)
+        while start < bytes.count {
+            guard let end = (start..<bytes.count - 3).first(where: { bytes[$0..<$0 + 4].elementsEqual(separator) })
+            else { break }
+            let head = String(decoding: bytes[start..<end], as: UTF8.self)
+            guard
+                let line = head.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
+                let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)),
+                end + 4 + length <= bytes.count
+            else { break }
+            answers.append((head, Array(bytes[end + 4..<end + 4 + length])))
+            start = end + 4 + length
+        }
+        return answers
     }
 
     /// HummingbirdCore's state handler never sees a raw hit, so the raw path keeps the idle

@@ -15,8 +15,10 @@ import Darwin
 /// after `limitSeconds` of silence (a bound on a hang, not a wait for time to pass).
 enum RawConnection {
     struct Outcome {
+        /// Everything the server sent.
+        var bytes: [UInt8]
         /// Everything the server sent, as text.
-        var text: String
+        var text: String { String(decoding: bytes, as: UTF8.self) }
         /// Whether the server closed the connection (false: the read gave up on silence).
         var closed: Bool
         /// The errno of a failed read, 0 when none failed.
@@ -31,16 +33,35 @@ enum RawConnection {
 
     /// The exchange with the request written in `parts`, one `write` each (the server may still
     /// read them together).
-    static func exchange(port: Int, parts: [String], limitSeconds: Int = 10) async -> Outcome {
+    /// - Parameter receiveBufferBytes: the client's receive buffer (`SO_RCVBUF`): a small one makes
+    ///   a reader slower than the server, whose writes then wait (backpressure).
+    static func exchange(
+        port: Int,
+        parts: [String],
+        receiveBufferBytes: Int32? = nil,
+        limitSeconds: Int = 10
+    ) async -> Outcome {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(returning: blockingExchange(port: port, parts, limitSeconds: limitSeconds))
+                continuation.resume(
+                    returning: blockingExchange(
+                        port: port,
+                        parts,
+                        receiveBufferBytes: receiveBufferBytes,
+                        limitSeconds: limitSeconds
+                    )
+                )
             }
         }
     }
 
-    private static func blockingExchange(port: Int, _ parts: [String], limitSeconds: Int) -> Outcome {
-        let descriptor = Socket.connected(port: port)
+    private static func blockingExchange(
+        port: Int,
+        _ parts: [String],
+        receiveBufferBytes: Int32?,
+        limitSeconds: Int
+    ) -> Outcome {
+        let descriptor = Socket.connected(port: port, receiveBufferBytes: receiveBufferBytes)
         precondition(descriptor >= 0, "connect() failed")
         defer { close(descriptor) }
         for part in parts {
@@ -53,11 +74,11 @@ enum RawConnection {
             }
         }
         var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&ready, 1, Int32(limitSeconds * 1000)) > 0 else {
-                return Outcome(text: String(decoding: received, as: UTF8.self), closed: false)
+                return Outcome(bytes: received, closed: false)
             }
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count > 0 {
@@ -66,7 +87,7 @@ enum RawConnection {
                 continue
             } else {
                 return Outcome(
-                    text: String(decoding: received, as: UTF8.self),
+                    bytes: received,
                     closed: count == 0,
                     readError: count < 0 ? errno : 0
                 )
