@@ -17,8 +17,8 @@ enum HopByHop {
     /// Whether `name` (lowercased) is dropped whatever `Connection` says.
     ///
     /// Read from the name's bytes, by length first: a field that is not hop-by-hop (nearly every
-    /// field of every message) costs a length test and at most one byte compared, where a `switch`
-    /// over strings compared it with each literal in turn.
+    /// field of every message) costs a length test and, mostly, a byte or two compared, where a
+    /// `switch` over strings compared it with each literal in turn.
     static func isFixed(_ name: String) -> Bool {
         var name = name
         return name.withUTF8 { isFixed(utf8: $0) }
