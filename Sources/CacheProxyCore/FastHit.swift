@@ -245,6 +245,10 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
     /// Whether the rest of the current request (its end) belongs to a hit answered here.
     private var answered = false
+    /// Set once a hit whose request asked to close the connection is answered here: the
+    /// connection closes after that answer (``VersionGate``), and nothing read after the request
+    /// is answered or passed on (RFC 9112 §9.6).
+    private var closing = false
 
     /// The context of the handler right above NIO's HTTP/1 encoder (its request decoder): the
     /// placeholder head of an encoded hit is written there, past the handlers that would convert
@@ -259,15 +263,10 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if closing { return }
         switch unwrapInboundIn(data) {
         case .head(let request):
-            if passedOn == 0,
-                let wire = fastHit.wireAnswer(
-                    request,
-                    form: bypass.context != nil ? .encoded : .parts,
-                    allocator: context.channel.allocator
-                )
-            {
+            if passedOn == 0, let wire = hitAnswer(request, allocator: context.channel.allocator) {
                 answered = true
                 write(wire, context: context)
                 return
@@ -283,6 +282,28 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 context.fireChannelRead(data)
             }
         }
+    }
+
+    /// The answer to `request` when it is a fresh hit, else nil. A `Connection` field that says
+    /// only `keep-alive` or `close` (which browsers and many clients send) does not keep a hit
+    /// from being answered here: the answer to `close` says `Connection: close` (RFC 9112 §9.6)
+    /// and is the connection's last. Any other option is the ordinary path's.
+    private func hitAnswer(_ request: HTTPRequest, allocator: ByteBufferAllocator) -> FastHit.Wire? {
+        let form: FastHit.Wire.Form = bypass.context != nil ? .encoded : .parts
+        guard request.headerFields[.connection] != nil else {
+            return fastHit.wireAnswer(request, form: form, allocator: allocator)
+        }
+        let options = HopByHop.connectionOptions(of: request.headerFields)
+        guard options.onlyPersistence else { return nil }
+        var plain = request
+        plain.headerFields[.connection] = nil
+        guard options.closes else { return fastHit.wireAnswer(plain, form: form, allocator: allocator) }
+        // As parts, so that the head can say it.
+        guard case .parts(var response, let body) = fastHit.wireAnswer(plain, form: .parts, allocator: allocator)
+        else { return nil }
+        response.headerFields[.connection] = "close"
+        closing = true
+        return .parts(response, body)
     }
 
     /// Writes a hit: encoded bytes past NIO's encoder between a placeholder head and end that

@@ -43,6 +43,27 @@ enum HopByHop {
             && memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0
     }
 
+    /// What a request's `Connection` field says about the connection (RFC 9112 §9.6): whether
+    /// it asks to close it after the answer, and whether it says nothing else — no options but
+    /// `close` and `keep-alive` (any case), so no field it names is to be dropped and no upgrade is
+    /// asked.
+    static func connectionOptions(of fields: HTTPFields) -> (closes: Bool, onlyPersistence: Bool) {
+        var closes = false
+        var onlyPersistence = true
+        for value in fields[values: .connection] {
+            for option in value.split(separator: ",") {
+                let option = option.trimmingOWS()
+                if option.isEmpty { continue }
+                if option.utf8.count == 5, option.lowercased() == "close" {
+                    closes = true
+                } else if option.utf8.count != 10 || option.lowercased() != "keep-alive" {
+                    onlyPersistence = false
+                }
+            }
+        }
+        return (closes, onlyPersistence)
+    }
+
     /// `Host`, the framing fields and `Expect`: what a request loses on its way upstream.
     static let requestExtras = ["host", "content-length", "expect"]
 
