@@ -10,8 +10,9 @@ import NIOCore
 ///
 /// Taken: `GET <origin-form> HTTP/1.1`, CRLF line ends, at most ``maxFields`` fields and
 /// ``maxHeadBytes`` bytes, token names, values of visible ASCII, space and tab, exactly one
-/// `Host`, and none of `Content-Length`, `Transfer-Encoding`, `Connection`, `Upgrade` or
-/// `Expect` (a body, or a connection rule, is the decoder's to read). A bare LF, a folded line,
+/// `Host`, no `Connection` but `Connection: keep-alive` (left out of the request: HTTP/1.1's
+/// default), and none of `Content-Length`, `Transfer-Encoding`, `Upgrade` or `Expect` (a body,
+/// or a connection rule, is the decoder's to read). A bare LF, a folded line,
 /// a space before a colon, a byte outside those sets or a request target with a fragment or
 /// outside `/...` visible ASCII makes it ``Parse/other``.
 enum RawRequestHead {
@@ -23,7 +24,8 @@ enum RawRequestHead {
 
     enum Parse: Equatable {
         /// A whole request head of `length` bytes, as HummingbirdCore's HTTP/1 codec would make
-        /// it (scheme `http`, the `Host` field as the authority and out of the fields).
+        /// it (scheme `http`, the `Host` field as the authority and out of the fields), without
+        /// its `Connection: keep-alive` fields.
         case request(HTTPRequest, length: Int)
         /// The bytes so far begin such a request, but its head has not ended.
         case incomplete
@@ -77,6 +79,11 @@ enum RawRequestHead {
                     switch kind(of: name) {
                     case .refused:
                         return .other
+                    case .connection:
+                        // `keep-alive` alone, which HTTP/1.1 assumes anyway, changes nothing: the
+                        // field is left out. Any other option (close, a field it names, an
+                        // upgrade) is the decoder's.
+                        guard equals(value, "keep-alive") else { return .other }
                     case .host:
                         // Trailing whitespace would stay in the codec's authority (NIO's decoder
                         // keeps it; other fields' values lose it as HTTPTypes makes them).
@@ -159,6 +166,8 @@ enum RawRequestHead {
             case host
             /// A field that takes the request out of this reader's hands.
             case refused
+            /// `Connection`.
+            case connection
         }
 
         private func kind(of name: Range<Int>) -> Kind {
@@ -166,7 +175,7 @@ enum RawRequestHead {
             case 4: return equals(name, "host") ? .host : .plain
             case 6: return equals(name, "expect") ? .refused : .plain
             case 7: return equals(name, "upgrade") ? .refused : .plain
-            case 10: return equals(name, "connection") ? .refused : .plain
+            case 10: return equals(name, "connection") ? .connection : .plain
             case 14: return equals(name, "content-length") ? .refused : .plain
             case 17: return equals(name, "transfer-encoding") ? .refused : .plain
             default: return .plain

@@ -33,6 +33,14 @@ import Testing
         #expect(Self.parse(head + "GET /next HTTP/1.1\r\n") == .request(expected, length: head.utf8.count))
     }
 
+    /// `Connection: keep-alive` (any case, with whitespace around it), which browsers send and
+    /// HTTP/1.1 assumes, is read and left out of the request.
+    @Test func keepAliveAloneIsReadAndLeftOut() {
+        let head = "GET /a HTTP/1.1\r\nConnection:  Keep-Alive \t\r\nHost: a\r\nconnection: keep-alive\r\n\r\n"
+        let expected = HTTPRequest(method: .get, scheme: "http", authority: "a", path: "/a", headerFields: [:])
+        #expect(Self.parse(head) == .request(expected, length: head.utf8.count))
+    }
+
     @Test func anEmptyValueIsKept() {
         let head = "GET / HTTP/1.1\r\nHost: a\r\nX-Empty:\r\n\r\n"
         guard case .request(let request, _) = Self.parse(head) else {
@@ -76,7 +84,11 @@ import Testing
         ("GET /a HTTP/1.1\r\nHost: a\r\nX: a\u{1B}b\r\n\r\n", "a control byte in a value"),
         ("GET /a HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", "Content-Length"),
         ("GET /a HTTP/1.1\r\nHost: a\r\nTRANSFER-ENCODING: chunked\r\n\r\n", "Transfer-Encoding"),
-        ("GET /a HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", "Connection"),
+        ("GET /a HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", "Connection: close"),
+        ("GET /a HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, close\r\n\r\n", "close among options"),
+        ("GET /a HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, X-A\r\nX-A: 1\r\n\r\n", "a named field"),
+        ("GET /a HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\n\r\n", "Connection: Upgrade"),
+        ("GET /a HTTP/1.1\r\nHost: a\r\nConnection: keep- alive\r\n\r\n", "a space inside the option"),
         ("GET /a HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\n\r\n", "Upgrade"),
         ("GET /a HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n", "Expect"),
         ("GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "two Host fields"),

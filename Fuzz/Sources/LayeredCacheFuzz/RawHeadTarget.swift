@@ -11,8 +11,9 @@ import NIOHTTP1
 /// on arbitrary bytes. Whenever the reader takes a request of `length` bytes, the decoder, given
 /// those bytes alone, must read exactly one whole request from them — a head, then its end, no
 /// body, nothing more — and the same one: `GET`, HTTP/1.1, the same target, the same `Host`,
-/// the same other fields in the same order. So the two can never frame the stream differently
-/// (the raw path answers a request the decoder would have read the same way).
+/// the same other fields in the same order (but `Connection: keep-alive`, which the reader leaves
+/// out, and after which the decoder must keep the connection). So the two can never frame the
+/// stream differently (the raw path answers a request the decoder would have read the same way).
 enum RawHeadTarget {
     static func run(_ data: UnsafeRawBufferPointer) {
         guard case .request(let request, let length) = RawRequestHead.parse(data) else { return }
@@ -32,6 +33,7 @@ enum RawHeadTarget {
             return
         }
         check(head.method == .GET && head.version == .http1_1, "\(head.method) \(head.version)")
+        check(head.isKeepAlive, "the decoder closes after a head the raw reader keeps the connection for")
         check(head.uri == request.path, "target \(head.uri) against \(request.path ?? "-")")
         let hosts = head.headers["Host"]
         check(hosts == [request.authority ?? ""], "Host \(hosts) against \(request.authority ?? "-")")
@@ -40,6 +42,12 @@ enum RawHeadTarget {
         for (name, value) in head.headers {
             if !skippedHost, name.lowercased() == "host" {
                 skippedHost = true
+                continue
+            }
+            if name.lowercased() == "connection",
+                value.lowercased().drop(while: { $0 == " " || $0 == "\t" }).reversed()
+                    .drop(while: { $0 == " " || $0 == "\t" }).reversed() == Array("keep-alive")
+            {
                 continue
             }
             // As HummingbirdCore's codec makes the request's fields (HTTPTypes trims the value).
@@ -57,6 +65,8 @@ enum RawHeadTarget {
             "GET /a HTTP/1.1\r\nHost: a\r\nX-Empty:\r\nCookie: a=1; b=2\r\n\r\nGET /b HTTP/1.1\r\n",
             "GET /a HTTP/1.1\r\nhost: A\r\nUser-Agent: curl/8.0 (x86_64)\r\nAccept-Encoding: gzip, br\r\n\r\n",
             "GET /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc",
+            "GET /a HTTP/1.1\r\nConnection: Keep-Alive\r\nHost: a\r\nAccept: */*\r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, close\r\n\r\n",
         ].map { Array($0.utf8) }
     }
 }
