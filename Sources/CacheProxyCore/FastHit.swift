@@ -286,8 +286,9 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The answer to `request` when it is a fresh hit, else nil. A `Connection` field that says
     /// only `keep-alive` or `close` (which browsers and many clients send) does not keep a hit
-    /// from being answered here: the answer to `close` says `Connection: close` (RFC 9112 §9.6)
-    /// and is the connection's last. Any other option is the ordinary path's.
+    /// from being answered here: the answer to `close` is written in parts, whose head
+    /// ``VersionGate`` marks `Connection: close` (RFC 9112 §9.6) before the connection closes
+    /// after it. Any other option is the ordinary path's.
     private func hitAnswer(_ request: HTTPRequest, allocator: ByteBufferAllocator) -> FastHit.Wire? {
         let form: FastHit.Wire.Form = bypass.context != nil ? .encoded : .parts
         guard request.headerFields[.connection] != nil else {
@@ -298,12 +299,10 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var plain = request
         plain.headerFields[.connection] = nil
         guard options.closes else { return fastHit.wireAnswer(plain, form: form, allocator: allocator) }
-        // As parts, so that the head can say it.
-        guard case .parts(var response, let body) = fastHit.wireAnswer(plain, form: .parts, allocator: allocator)
-        else { return nil }
-        response.headerFields[.connection] = "close"
+        // As parts, whose head passes ``VersionGate``.
+        guard let wire = fastHit.wireAnswer(plain, form: .parts, allocator: allocator) else { return nil }
         closing = true
-        return .parts(response, body)
+        return wire
     }
 
     /// Writes a hit: encoded bytes past NIO's encoder between a placeholder head and end that

@@ -44,11 +44,6 @@ struct ProxyHandler: Sendable {
         if let statusHeader, response.headerFields[statusHeader] == nil {
             response.headerFields[statusHeader] = status.rawValue
         }
-        // RFC 9112 §9.6: the answer to a request that asked to close says so (the connection
-        // closes after it).
-        if request.headers[.connection] != nil, HopByHop.connectionOptions(of: request.headers).closes {
-            response.headerFields[.connection] = "close"
-        }
         metrics.record(status)
         logger.debug(
             "request",

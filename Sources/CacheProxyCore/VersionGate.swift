@@ -10,7 +10,10 @@ import NIOHTTP1
 ///   client (RFC 9110 §15.2), which would read it as its final answer;
 /// - the connection closes after the answer to a request that did not ask to keep it: an
 ///   HTTP/1.0 one without `Connection: keep-alive` (RFC 9112 §9.3), which HummingbirdCore would
-///   otherwise keep open until its idle timeout, the client waiting for the end of the body.
+///   otherwise keep open until its idle timeout, the client waiting for the end of the body, or
+///   one with `Connection: close`; that answer's head says `Connection: close` (RFC 9112 §9.6).
+///   (A hit's head encoded past NIO's encoder does not come this way: ``FastHitHandler`` answers
+///   a request that asks to close in parts.)
 ///
 /// It sits right after NIO's request decoder, where requests still carry their version, and
 /// pairs answers with requests in order, as NIO's encoder does.
@@ -44,6 +47,13 @@ final class VersionGate: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(let head) where (100..<200).contains(head.status.code) && head.status.code != 101:
             if pending.first?.isOld == true {
                 promise?.succeed()
+                return
+            }
+        case .head(var head) where head.status.code >= 200:
+            // The connection's last answer says so (RFC 9112 §9.6), whichever path made it.
+            if pending.first?.keepsAlive == false, !head.headers.contains(name: "connection") {
+                head.headers.add(name: "Connection", value: "close")
+                context.write(wrapOutboundOut(.head(head)), promise: promise)
                 return
             }
         case .end:
