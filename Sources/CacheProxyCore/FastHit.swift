@@ -295,10 +295,10 @@ final class FastHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return fastHit.wireAnswer(request, form: form, allocator: allocator)
         }
         let options = HopByHop.connectionOptions(of: request.headerFields)
-        guard options.onlyPersistence else { return nil }
+        guard options.isSubset(of: HopByHop.persistenceOptions) else { return nil }
         var plain = request
         plain.headerFields[.connection] = nil
-        guard options.closes else { return fastHit.wireAnswer(plain, form: form, allocator: allocator) }
+        guard options.contains("close") else { return fastHit.wireAnswer(plain, form: form, allocator: allocator) }
         // As parts, whose head passes ``VersionGate``.
         guard let wire = fastHit.wireAnswer(plain, form: .parts, allocator: allocator) else { return nil }
         closing = true

@@ -43,26 +43,21 @@ enum HopByHop {
             && memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0
     }
 
-    /// What a request's `Connection` field says about the connection (RFC 9112 §9.6): whether
-    /// it asks to close it after the answer, and whether it says nothing else — no options but
-    /// `close` and `keep-alive` (any case), so no field it names is to be dropped and no upgrade is
-    /// asked.
-    static func connectionOptions(of fields: HTTPFields) -> (closes: Bool, onlyPersistence: Bool) {
-        var closes = false
-        var onlyPersistence = true
+    /// The options of `fields`' `Connection` field, lowercased (RFC 9110 §7.6.1): the fields it
+    /// names as hop-by-hop, and `close` or `keep-alive` (RFC 9112 §9.6).
+    static func connectionOptions(of fields: HTTPFields) -> Set<String> {
+        var options: Set<String> = []
         for value in fields[values: .connection] {
             for option in value.split(separator: ",") {
-                let option = option.trimmingOWS()
-                if option.isEmpty { continue }
-                if option.utf8.count == 5, option.lowercased() == "close" {
-                    closes = true
-                } else if option.utf8.count != 10 || option.lowercased() != "keep-alive" {
-                    onlyPersistence = false
-                }
+                let option = option.trimmingOWS().lowercased()
+                if !option.isEmpty { options.insert(option) }
             }
         }
-        return (closes, onlyPersistence)
+        return options
     }
+
+    /// The `Connection` options that say only whether the connection persists.
+    static let persistenceOptions: Set<String> = ["close", "keep-alive"]
 
     /// `Host`, the framing fields and `Expect`: what a request loses on its way upstream.
     static let requestExtras = ["host", "content-length", "expect"]
@@ -81,13 +76,7 @@ enum HopByHop {
             isFixed(name) || (!extra.isEmpty && extra.contains { $0.utf8.count == name.utf8.count && $0 == name })
         }
         guard fields.contains(where: { isFixedOrExtra($0.name.canonicalName) }) else { return fields }
-        var named: Set<String> = []
-        for value in fields[values: .connection] {
-            for option in value.split(separator: ",") {
-                let name = option.trimmingOWS().lowercased()
-                if !name.isEmpty { named.insert(name) }
-            }
-        }
+        let named = connectionOptions(of: fields)
         var kept = HTTPFields()
         kept.reserveCapacity(fields.count)
         for field in fields {

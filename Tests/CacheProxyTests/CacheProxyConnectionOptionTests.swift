@@ -14,11 +14,9 @@ import Tracing
 /// span, no fetch under it); the answer to `close`, on either path, says `Connection: close`, is
 /// the connection's last, and nothing sent after that request is answered.
 @Suite struct CacheProxyConnectionOptionTests {
-    static let cacheable = [("Cache-Control", "max-age=60")]
+    static let cacheable = CacheProxyRawHitTests.cacheable
 
-    static func get(_ path: String, _ extra: String = "") -> String {
-        "GET \(path) HTTP/1.1\r\nHost: a\r\n\(extra)\r\n"
-    }
+    static func get(_ path: String, _ extra: String = "") -> String { CacheProxyRawHitTests.get(path, extra) }
 
     /// The heads of the answers in `text`, each as its lines.
     static func heads(_ text: String) -> [[String]] {

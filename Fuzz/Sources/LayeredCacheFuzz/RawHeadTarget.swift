@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import HTTPCaching
 import HTTPTypes
 import NIOCore
 import NIOEmbedded
@@ -44,12 +45,7 @@ enum RawHeadTarget {
                 skippedHost = true
                 continue
             }
-            if name.lowercased() == "connection",
-                value.lowercased().drop(while: { $0 == " " || $0 == "\t" }).reversed()
-                    .drop(while: { $0 == " " || $0 == "\t" }).reversed() == Array("keep-alive")
-            {
-                continue
-            }
+            if name.lowercased() == "connection", value.trimmingOWS().lowercased() == "keep-alive" { continue }
             // As HummingbirdCore's codec makes the request's fields (HTTPTypes trims the value).
             let field = HTTPField.Name(name).map { HTTPField(name: $0, value: value) }
             others.append(field.map { "\($0.name.canonicalName): \($0.value)" } ?? "dropped \(name)")
