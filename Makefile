@@ -22,6 +22,9 @@ SWIFT ?= swift
 # each process: without this, every `swift` command (test, the DocC plugin's build) lists them in
 # another order, and the next build compiles every module of this package again (about 150 s).
 export SWIFT_DETERMINISTIC_HASHING := 1
+# A crash prints the crashed thread's frames and no registers or images: CI shows the end of its
+# output, and that end is then where the crash was, not a page of register dumps.
+export SWIFT_BACKTRACE ?= enable=yes,interactive=no,threads=crashed,registers=none,images=none
 STRICT := -Xswiftc -warnings-as-errors
 # Every trait (README, "Traits"): the tools, the proxy and every integration are built and tested.
 TRAITS := --enable-all-traits

@@ -15,8 +15,10 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 FUZZ_TARGETS=${FUZZ_TARGETS:-record segment snapshot variants response directives conditions sharedrow proxy rawhead origin}
 FUZZ_WORK=${FUZZ_WORK:-.build-fuzz/work}
 FUZZ_FLAGS=${FUZZ_FLAGS:-}
-# libFuzzer reports a crash itself: the Swift runtime's backtracer would only add noise (and trip ASan).
-export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-enable=no}
+# libFuzzer reports a crash itself: the Swift runtime's backtracer would only add noise (and trip
+# ASan), so it is off here whatever the Makefile sets for the tests (FUZZ_SWIFT_BACKTRACE=… to
+# choose otherwise).
+export SWIFT_BACKTRACE=${FUZZ_SWIFT_BACKTRACE:-enable=no}
 # libFuzzer checks every input for leaks; the check at exit would also list what the targets keep
 # for the whole run (the proxy's cache), where a Swift enum's spare bits hide some pointers from
 # LeakSanitizer.

@@ -237,8 +237,9 @@ public final class TestOrigin: Sendable {
         // The port is held before the listener goes, so it is never free: were it free for a
         // moment, the kernel could hand it to another test's connection as its local port, or a
         // later origin could listen on it and answer in this one's place.
+        // Should that fail (no descriptor left, say), the origin still stops, without the hold:
+        // a trap here would end every test of the run.
         let reserved = Socket.open(port: port, listening: false)
-        precondition(reserved >= 0, "TestOrigin could not hold its port \(port) while stopping (errno \(errno))")
         reservation.withLock { $0 = reserved }
         // `shutdown` stops the listening socket itself; `close` would only drop this process's
         // descriptor, and a child process spawned meanwhile (an exit test re-runs this binary)
@@ -299,8 +300,26 @@ public final class TestOrigin: Sendable {
 /// does not inherit them, and set `SO_REUSEPORT`, so a stopped origin can hold its port with a
 /// second socket before its listener closes.
 package enum Socket {
+    /// Raises this process's soft limit of open files to its hard limit, once. The tests run in
+    /// parallel in one process, and their servers' and clients' sockets together (two for each
+    /// connection over loopback) peaked at about 1,400 descriptors in one run: past the soft limit
+    /// of 1,024 that many systems set (the hard limit is usually far higher), a test met `EMFILE`.
+    package static let openFileLimitRaised: Void = {
+        var limit = rlimit()
+        guard getrlimit(resourceOpenFiles, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(resourceOpenFiles, &limit)
+    }()
+
+    #if canImport(Glibc)
+    private static let resourceOpenFiles = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    private static let resourceOpenFiles = RLIMIT_NOFILE
+    #endif
+
     /// A listening, non-blocking socket on a free port.
     static func makeListener() throws -> Int32 {
+        openFileLimitRaised
         let descriptor = open(port: 0, listening: true)
         guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "binding the test origin") }
         return descriptor
@@ -339,6 +358,7 @@ package enum Socket {
     /// - Parameter receiveBufferBytes: the socket's receive buffer (`SO_RCVBUF`, set before the
     ///   connection so that the window it offers is small too); the system's default when nil.
     package static func connected(port: Int, receiveBufferBytes: Int32? = nil) -> Int32 {
+        openFileLimitRaised
         let descriptor = makeSocket()
         guard descriptor >= 0 else { return -1 }
         if var size = receiveBufferBytes,
@@ -349,13 +369,29 @@ package enum Socket {
             errno = failure
             return -1
         }
-        guard withLoopbackAddress(port: port, { connect(descriptor, $0, $1) }) == 0 else {
+        guard withLoopbackAddress(port: port, { connect(descriptor, $0, $1) }) == 0 || finishConnect(descriptor) else {
             let failure = errno
             close(descriptor)
             errno = failure
             return -1
         }
         return descriptor
+    }
+
+    /// After a failed `connect`: whether it was only interrupted by a signal (the test process
+    /// gets `SIGCHLD` from the crash tests' children) and the connection, which goes on without
+    /// the call, was then made. Else false, with `errno` set.
+    private static func finishConnect(_ descriptor: Int32) -> Bool {
+        guard errno == EINTR else { return false }
+        var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        while poll(&ready, 1, -1) < 0 {
+            guard errno == EINTR else { return false }
+        }
+        var failure: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length) == 0 else { return false }
+        errno = failure
+        return failure == 0
     }
 
     /// A close-on-exec TCP socket (atomically where the system allows it), or -1.

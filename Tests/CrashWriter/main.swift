@@ -16,6 +16,11 @@ import CacheTestSupport
 import CacheTiers
 import Foundation
 
+// The test process ignores SIGPIPE (NIO does), and a child inherits that. Restored, a writer
+// whose parent has died ends quietly at its next line, not with a trap on the failed write and a
+// backtrace that would bury the parent's own at the end of the test run's output.
+signal(SIGPIPE, SIG_DFL)
+
 let batches = CommandLine.arguments.dropFirst().first == "--batches"
 let arguments = batches ? [CommandLine.arguments[0]] + CommandLine.arguments.dropFirst(2) : CommandLine.arguments
 guard (3...4).contains(arguments.count), let seed = UInt64(arguments[2]) else {

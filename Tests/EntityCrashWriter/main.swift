@@ -16,6 +16,11 @@ import CacheTiers
 import EntityCaching
 import Foundation
 
+// The test process ignores SIGPIPE (NIO does), and a child inherits that. Restored, a writer
+// whose parent has died ends quietly at its next line, not with a trap on the failed write and a
+// backtrace that would bury the parent's own at the end of the test run's output.
+signal(SIGPIPE, SIG_DFL)
+
 struct CrashItem: Codable, Sendable, Identifiable {
     var id: Int
     var generation: Int
