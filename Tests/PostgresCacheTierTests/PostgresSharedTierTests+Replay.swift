@@ -52,7 +52,8 @@ extension PostgresSharedTierTests {
             try await a.cache.remove(key)
             try await waitUntil { a.cache.sharedWriteStatistics.written == 2 }
             // Should the wait above fail: whether the removal failed (kept for a retry) instead.
-            #expect(a.cache.sharedWriteStatistics.failed == 0, "\(a.cache.sharedWriteStatistics), \(a.shared.statistics)")
+            let (writes, tier) = (a.cache.sharedWriteStatistics, a.shared.statistics)
+            #expect(writes.failed == 0, "\(writes), \(tier)")
             // b heard nothing live: it still holds the entry until it reconnects and replays the log.
             #expect(b.cache.memory.entry(for: key) != nil)
             // The replay applies what it read before the listener says it is listening again.
