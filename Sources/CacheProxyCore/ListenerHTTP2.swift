@@ -82,6 +82,9 @@ struct FastHitHTTP2Channel: Sendable {
         self.idleTimeout = idleTimeout
         self.settings = settings
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        // Received blocks are checked by ``FastHitFrameHandler`` (``HTTP2HeaderBlockCheck``); sent
+        // ones are made from valid fields.
+        connection.headerBlockValidation = .disabled
         connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: settings.maximumConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: settings.maximumHeaderListSize),
@@ -197,6 +200,18 @@ final class HTTP2StreamHandOff: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// An error before the request was passed on is the conversion's of its head or first part
+    /// (a header block whose `:method` HTTP's types refuse, say): the stream is closed, and with
+    /// it reset. Left alone, it stayed open and unanswered until the connection closed. Later
+    /// errors are HummingbirdCore's.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard case .passedOn = state else {
+            context.close(promise: nil)
+            return
+        }
+        context.fireErrorCaught(error)
+    }
+
     /// Answers from the ordinary path lose the fields HTTP/2 forbids.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         guard case .head(let response) = unwrapOutboundIn(data), let stripped = Self.forHTTP2(response) else {
@@ -207,7 +222,7 @@ final class HTTP2StreamHandOff: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// `response` without its hop-by-hop fields, which HTTP/2 forbids as connection-specific
-    /// (RFC 9113 §8.2.2; NIO's HTTP/2 handler refuses a head that carries one); nil when it has
+    /// (RFC 9113 §8.2.2); nil when it has
     /// none (answers from the cache lost them before they were stored, so hits rarely do).
     static func forHTTP2(_ response: HTTPResponse) -> HTTPResponse? {
         let fields = HopByHop.stripped(response.headerFields)

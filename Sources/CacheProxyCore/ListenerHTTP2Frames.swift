@@ -15,6 +15,9 @@ import NIOHTTP2
 /// A stream channel (its pipeline, handlers and activation) cost about half the CPU of an HTTP/2
 /// hit; a hit answered here makes none.
 ///
+/// It checks every header block the client sends (``HTTP2HeaderBlockCheck``) and resets the
+/// stream of one that is malformed, before anything else sees it.
+///
 /// It also keeps the connection's flow-control window for request bodies at its target, as the
 /// multiplexer does for each stream: the multiplexer keeps only one size for both.
 final class FastHitFrameHandler: ChannelDuplexHandler {
@@ -29,7 +32,8 @@ final class FastHitFrameHandler: ChannelDuplexHandler {
     /// (NIO's handler refuses a client stream that does not rise), one on a lower one carries a
     /// passed-on request's trailers.
     private var highestStream = HTTP2StreamID(0)
-    /// Whether hits were written in this read and wait for its flush.
+    /// Whether hits (or resets of malformed streams) were written in this read and wait for its
+    /// flush.
     private var unflushed = false
 
     init(_ fastHit: FastHit, connectionWindowSize: Int) {
@@ -39,11 +43,23 @@ final class FastHitFrameHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        guard case .headers(let headers) = frame.payload, frame.streamID > highestStream else {
+        guard case .headers(let headers) = frame.payload else {
             context.fireChannelRead(data)
             return
         }
-        highestStream = frame.streamID
+        let opens = frame.streamID > highestStream
+        if opens { highestStream = frame.streamID }
+        // Every received block is checked here (NIO's handler checks none: ``HTTP2HeaderBlockCheck``).
+        guard HTTP2HeaderBlockCheck.isWellFormed(headers.headers, opens ? .request : .trailers) else {
+            let reset = HTTP2Frame(streamID: frame.streamID, payload: .rstStream(.protocolError))
+            context.write(wrapOutboundOut(reset), promise: nil)
+            unflushed = true
+            return
+        }
+        guard opens else {
+            context.fireChannelRead(data)
+            return
+        }
         guard headers.endStream, let request = Self.request(headers.headers),
             let wire = fastHit.wireAnswer(request, form: .http2, allocator: context.channel.allocator)
         else {

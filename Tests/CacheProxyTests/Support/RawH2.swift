@@ -65,6 +65,8 @@ enum RawH2 {
         var settingsAcks = 0
         var resets = 0
         var resetStream1 = false
+        /// The error code of stream 1's `RST_STREAM`.
+        var stream1ResetError: UInt32?
         var answeredStream1 = false
         /// The body sent on stream 1, and whether it ended.
         var stream1Body: [UInt8] = []
@@ -81,7 +83,10 @@ enum RawH2 {
                 settingsAcks += 1
             case .rstStream:
                 resets += 1
-                if stream == 1 { resetStream1 = true }
+                if stream == 1 {
+                    resetStream1 = true
+                    if payload.count >= 4 { stream1ResetError = payload[0..<4].reduce(0) { $0 << 8 | UInt32($1) } }
+                }
             case .headers where stream == 1:
                 answeredStream1 = true
                 if flags & RawH2.endStream != 0 { stream1Ended = true }
