@@ -249,6 +249,11 @@ final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
     private var lastStream = HTTP2StreamID(0)
     private var closing = false
     private var idleTimer: Scheduled<Void>?
+    /// When the last open stream closed; nil while a stream is open. The idle timer is not moved
+    /// for each stream (a cancel and a schedule on the event loop's timer heap, 1.2% of an HTTP/2
+    /// hit's CPU): when it fires, it goes away only if no stream was open for ``idleTimeout``, and
+    /// else waits again for what is left of it.
+    private var idleSince: NIODeadline? = .now()
 
     init(idleTimeout: TimeAmount?) {
         self.idleTimeout = idleTimeout
@@ -267,8 +272,7 @@ final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
     private func streamCreated(_ id: HTTP2StreamID) {
         openStreams += 1
         if id > lastStream { lastStream = id }
-        idleTimer?.cancel()
-        idleTimer = nil
+        idleSince = nil
     }
 
     private func streamClosed() {
@@ -281,18 +285,21 @@ final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
             guard let context else { return }
             let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
             context.eventLoop.execute { loopBound.value.sendGoAwayThenClose() }
-        } else {
-            armIdleTimer()
+        } else if idleTimeout != nil {
+            idleSince = .now()
         }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // NIO's HTTP/2 handler tells of every stream, the ones answered from the frames too.
-        if let created = event as? NIOHTTP2StreamCreatedEvent {
-            streamCreated(created.streamID)
-            context.fireUserInboundEventTriggered(event)
-        } else if event is StreamClosedEvent {
+        // NIO's HTTP/2 handler tells of every stream, the ones answered from the frames too. The
+        // two events of every stream are told by their type first, a comparison of metadata
+        // pointers: a conditional cast is a call into the runtime.
+        let type = Swift.type(of: event)
+        if type == StreamClosedEvent.self {
             streamClosed()
+            context.fireUserInboundEventTriggered(event)
+        } else if type == NIOHTTP2StreamCreatedEvent.self, let created = event as? NIOHTTP2StreamCreatedEvent {
+            streamCreated(created.streamID)
             context.fireUserInboundEventTriggered(event)
         } else if event is ChannelShouldQuiesceEvent {
             goAway()
@@ -319,10 +326,26 @@ final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
         context.fireErrorCaught(error)
     }
 
-    private func armIdleTimer() {
+    private func armIdleTimer(in delay: TimeAmount? = nil) {
         guard let idleTimeout, let context, !closing else { return }
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        idleTimer = context.eventLoop.scheduleTask(in: idleTimeout) { loopBound.value.goAway() }
+        idleTimer = context.eventLoop.scheduleTask(in: delay ?? idleTimeout) { loopBound.value.idleTimerFired() }
+    }
+
+    /// Goes away when no stream has been open for ``idleTimeout``; else waits again, for what is
+    /// left of it (all of it while a stream is open).
+    private func idleTimerFired() {
+        guard let idleTimeout else { return }
+        guard let idleSince else {
+            armIdleTimer()
+            return
+        }
+        let left = idleSince + idleTimeout - .now()
+        if left > .zero {
+            armIdleTimer(in: left)
+        } else {
+            goAway()
+        }
     }
 
     /// Tells the client that no stream after the last one taken will be served, and closes once

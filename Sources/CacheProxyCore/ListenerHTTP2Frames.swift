@@ -94,7 +94,11 @@ final class FastHitFrameHandler: ChannelDuplexHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // The connection's window is this handler's to keep (the multiplexer would keep it at
         // the streams' size).
-        if let window = event as? NIOHTTP2WindowUpdatedEvent, window.streamID == .rootStream {
+        // Told by its type first (a comparison of metadata pointers): every stream's events come
+        // this way too, and a conditional cast is a call into the runtime.
+        if Swift.type(of: event) == NIOHTTP2WindowUpdatedEvent.self, let window = event as? NIOHTTP2WindowUpdatedEvent,
+            window.streamID == .rootStream
+        {
             if let size = window.inboundWindowSize, size <= connectionWindowSize / 2 {
                 let update = HTTP2Frame(
                     streamID: .rootStream,
