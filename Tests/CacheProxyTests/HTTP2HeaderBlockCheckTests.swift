@@ -13,7 +13,9 @@ import Testing
 /// place of NIO's handler: a table of blocks, then malformed requests over a real connection,
 /// each of which has its stream reset with `PROTOCOL_ERROR` and never goes upstream.
 @Suite struct HTTP2HeaderBlockCheckTests {
-    static let get: [(String, String)] = [(":method", "GET"), (":scheme", "https"), (":path", "/a"), (":authority", "h")]
+    static let get: [(String, String)] = [
+        (":method", "GET"), (":scheme", "https"), (":path", "/a"), (":authority", "h"),
+    ]
 
     static func block(_ fields: [(String, String)]) -> HPACKHeaders { HPACKHeaders(fields) }
 
@@ -53,11 +55,23 @@ import Testing
         Row(name: ":protocol (no extended CONNECT)", fields: get + [(":protocol", "websocket")], wellFormed: false),
         Row(name: "no :path", fields: [(":method", "GET"), (":scheme", "https")], wellFormed: false),
         Row(name: "no :method", fields: [(":scheme", "https"), (":path", "/")], wellFormed: false),
-        Row(name: "an empty :path", fields: [(":method", "GET"), (":scheme", "https"), (":path", "")], wellFormed: false),
+        Row(
+            name: "an empty :path",
+            fields: [(":method", "GET"), (":scheme", "https"), (":path", "")],
+            wellFormed: false
+        ),
         Row(name: "a :method that is not a token", fields: [(":method", "G(T")] + get.dropFirst(), wellFormed: false),
-        Row(name: "a space in :path", fields: [(":method", "GET"), (":scheme", "https"), (":path", "/a b")], wellFormed: false),
+        Row(
+            name: "a space in :path",
+            fields: [(":method", "GET"), (":scheme", "https"), (":path", "/a b")],
+            wellFormed: false
+        ),
         Row(name: "DEL in :authority", fields: get.dropLast() + [(":authority", "h\u{7f}")], wellFormed: false),
-        Row(name: "CONNECT with :path", fields: [(":method", "CONNECT"), (":authority", "h"), (":path", "/")], wellFormed: false),
+        Row(
+            name: "CONNECT with :path",
+            fields: [(":method", "CONNECT"), (":authority", "h"), (":path", "/")],
+            wellFormed: false
+        ),
         Row(name: "CONNECT without :authority", fields: [(":method", "CONNECT")], wellFormed: false),
         Row(name: "a pseudo-header in trailers", fields: [(":path", "/")], kind: .trailers, wellFormed: false),
         Row(name: "connection in trailers", fields: [("connection", "close")], kind: .trailers, wellFormed: false),
@@ -112,7 +126,12 @@ import Testing
             port: f.port,
             RawH2.preface + RawH2.frame(.headers, flags: RawH2.endHeaders, stream: 1, post)
                 + RawH2.frame(.data, stream: 1, Array("body".utf8))
-                + RawH2.frame(.headers, flags: RawH2.endStream | RawH2.endHeaders, stream: 1, RawH2.literal(":path", "/x"))
+                + RawH2.frame(
+                    .headers,
+                    flags: RawH2.endStream | RawH2.endHeaders,
+                    stream: 1,
+                    RawH2.literal(":path", "/x")
+                )
         ) { $0.resetStream1 || $0.stream1Ended }
         #expect(trailers.stream1ResetError == RawH2.protocolError, "got \(trailers.frameTypes)")
         // A well-formed request with `te: trailers` is answered (a miss, then a hit on the event loop).
