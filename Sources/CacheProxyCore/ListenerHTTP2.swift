@@ -253,7 +253,7 @@ final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
     /// for each stream (a cancel and a schedule on the event loop's timer heap, 1.2% of an HTTP/2
     /// hit's CPU): when it fires, it goes away only if no stream was open for ``idleTimeout``, and
     /// else waits again for what is left of it.
-    private var idleSince: NIODeadline? = .now()
+    private var idleSince: NIODeadline?
 
     init(idleTimeout: TimeAmount?) {
         self.idleTimeout = idleTimeout
@@ -261,6 +261,7 @@ final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        idleSince = context.eventLoop.now
         armIdleTimer()
     }
 
@@ -285,8 +286,8 @@ final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
             guard let context else { return }
             let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
             context.eventLoop.execute { loopBound.value.sendGoAwayThenClose() }
-        } else if idleTimeout != nil {
-            idleSince = .now()
+        } else if idleTimeout != nil, let context {
+            idleSince = context.eventLoop.now
         }
     }
 
@@ -335,12 +336,12 @@ final class HTTP2ConnectionKeeper: ChannelDuplexHandler {
     /// Goes away when no stream has been open for ``idleTimeout``; else waits again, for what is
     /// left of it (all of it while a stream is open).
     private func idleTimerFired() {
-        guard let idleTimeout else { return }
+        guard let idleTimeout, let context else { return }
         guard let idleSince else {
             armIdleTimer()
             return
         }
-        let left = idleSince + idleTimeout - .now()
+        let left = idleSince + idleTimeout - context.eventLoop.now
         if left > .zero {
             armIdleTimer(in: left)
         } else {

@@ -156,23 +156,6 @@ import Testing
         try await f.stop()
     }
 
-    /// A connection whose streams are done goes away after the idle timeout: `GOAWAY` (no
-    /// error), then closed. (The keeper does not move its timer for each stream: when it fires,
-    /// it checks how long the connection has been without one.)
-    @Test(.timeLimit(.minutes(1))) func aConnectionIdleAfterItsStreamsGoesAway() async throws {
-        let f = try await ProxyFixture.start { $0.idleTimeout = .milliseconds(200) }
-        f.origin.setDefault(.ok("a", headers: [("Cache-Control", "max-age=60")]), for: "/a")
-        let block = RawH2.get("/a")
-        let outcome = try await RawH2.exchange(
-            port: f.port,
-            RawH2.preface + RawH2.frame(.headers, flags: RawH2.endStream | RawH2.endHeaders, stream: 1, block)
-                + RawH2.frame(.headers, flags: RawH2.endStream | RawH2.endHeaders, stream: 3, block)
-        )
-        #expect(outcome.stream1Ended && String(decoding: outcome.stream1Body, as: UTF8.self) == "a", "\(outcome)")
-        #expect(outcome.goAwayError == 0 && outcome.closed, "\(outcome.frameTypes)")
-        try await f.stop()
-    }
-
     /// A graceful shutdown sends `GOAWAY` (no error), finishes the streams open, then closes.
     @Test func aShutdownSaysGoAwayAndFinishesTheOpenStreams() async throws {
         let gate = TestOrigin.Gate()
