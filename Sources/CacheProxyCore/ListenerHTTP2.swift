@@ -222,8 +222,8 @@ final class HTTP2StreamHandOff: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// `response` without its hop-by-hop fields, which HTTP/2 forbids as connection-specific
-    /// (RFC 9113 §8.2.2); nil when it has
-    /// none (answers from the cache lost them before they were stored, so hits rarely do).
+    /// (RFC 9113 §8.2.2); nil when it has none (answers from the cache lost them before they were
+    /// stored, so hits rarely do).
     static func forHTTP2(_ response: HTTPResponse) -> HTTPResponse? {
         let fields = HopByHop.stripped(response.headerFields)
         guard fields.count != response.headerFields.count else { return nil }
