@@ -88,32 +88,15 @@ enum HTTP2HeaderBlockCheck {
         }
     }
 
-    /// Whether `name` is a non-empty token of lowercase letters, digits and the token's other
-    /// characters (RFC 9110 §5.6.2; HTTP/2 forbids uppercase, §8.2.1).
+    /// Whether `name` is a non-empty token without uppercase letters (RFC 9110 §5.6.2; HTTP/2
+    /// forbids uppercase, §8.2.1).
     private static func isLowercaseToken(_ name: String) -> Bool {
-        guard !name.isEmpty else { return false }
-        return allBytes(of: name) { byte in
-            switch byte {
-            case 0x61...0x7A, 0x30...0x39, 0x21, 0x23...0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E:
-                return true
-            default:
-                return false
-            }
-        }
+        !name.isEmpty && allBytes(of: name) { RawRequestHead.isTokenByte($0) && !(0x41...0x5A).contains($0) }
     }
 
     /// Whether `value` is a non-empty token (RFC 9110 §5.6.2), in any case.
     private static func isToken(_ value: String) -> Bool {
-        guard !value.isEmpty else { return false }
-        return allBytes(of: value) { byte in
-            switch byte {
-            case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x21, 0x23...0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E...0x60, 0x7C,
-                0x7E:
-                return true
-            default:
-                return false
-            }
-        }
+        !value.isEmpty && allBytes(of: value, RawRequestHead.isTokenByte)
     }
 
     /// Whether `value` has no NUL, LF or CR (RFC 9113 §8.2.1).

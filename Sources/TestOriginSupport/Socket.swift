@@ -82,29 +82,13 @@ package enum Socket {
             errno = failure
             return -1
         }
-        guard withLoopbackAddress(port: port, { connect(descriptor, $0, $1) }) == 0 || finishConnect(descriptor) else {
+        guard withLoopbackAddress(port: port, { connect(descriptor, $0, $1) }) == 0 else {
             let failure = errno
             close(descriptor)
             errno = failure
             return -1
         }
         return descriptor
-    }
-
-    /// After a failed `connect`: whether it was only interrupted by a signal (the test process
-    /// gets `SIGCHLD` from the crash tests' children) and the connection, which goes on without
-    /// the call, was then made. Else false, with `errno` set.
-    private static func finishConnect(_ descriptor: Int32) -> Bool {
-        guard errno == EINTR else { return false }
-        var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-        while poll(&ready, 1, -1) < 0 {
-            guard errno == EINTR else { return false }
-        }
-        var failure: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length) == 0 else { return false }
-        errno = failure
-        return failure == 0
     }
 
     /// A close-on-exec TCP socket (atomically where the system allows it), or -1.
