@@ -223,6 +223,41 @@ import Testing
         }
     }
 
+    @Test func aFailedRemovalIsTriedAgainOnItsTimerWhenNothingElseComes() async throws {
+        try await withTemporaryDirectory { directory in
+            let shared = FakeSharedTier()
+            let clock = TestClock()
+            var options = TieredCache.SharedOptions()
+            options.removalRetry = .init(first: .seconds(1), longest: .seconds(4), clock: clock)
+            let cache = try makeCache(directory, shared: shared, options: options)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await cache.run() }
+                try await cache.set(entry(versionedValue("a", version: 1)), for: "a")
+                try await waitUntil { shared.stored["a"] != nil }
+                shared.failRemovals(true)
+                try await cache.remove("a")
+                try await waitUntil { cache.sharedWriteStatistics.failed == 1 }
+                // Nothing else is asked of the cache: the timer alone tries again, after at most
+                // 1 s (the first delay, jittered down), then 2 s, then 4 s and no longer.
+                for (attempt, delay) in [(2, 1), (3, 2), (4, 4), (5, 4)] {
+                    try await waitUntil { clock.sleeperCount == 1 }
+                    clock.advance(by: .seconds(delay))
+                    try await waitUntil { cache.sharedWriteStatistics.failed == attempt }
+                }
+                #expect(shared.stored["a"] != nil)
+                #expect(await cache.entry(for: "a") == nil)
+                shared.failRemovals(false)
+                try await waitUntil { clock.sleeperCount == 1 }
+                clock.advance(by: .seconds(4))
+                try await waitUntil { shared.stored["a"] == nil }
+                #expect(shared.log.last == "remove a broadcast")
+                #expect(cache.sharedWriteStatistics.failed == 5)
+                #expect(await cache.entry(for: "a") == nil)
+                group.cancelAll()
+            }
+        }
+    }
+
     @Test func aTagsInvalidationDropsTheKeysItNamesBeforeTheHandlerRuns() async throws {
         try await withTemporaryDirectory { directory in
             let shared = FakeSharedTier()

@@ -25,6 +25,10 @@ extension TieredCache {
         /// reopening it fails when the shared tier cannot seal. When true, the shared tier keeps
         /// its own setting: an encrypted cache may then share keys, headers and bodies in clear.
         public var sharesInClear: Bool
+        /// When a removal the shared tier failed is tried again, if no other operation of the
+        /// queue succeeds first: after 1 s, doubled for each failure in a row up to 60 s,
+        /// jittered (tests bring their own clock).
+        package var removalRetry = WriteThroughQueue.RetryDelays()
 
         /// Creates options; every parameter has the default documented on its property.
         public init(

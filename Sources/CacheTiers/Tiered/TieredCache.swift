@@ -112,7 +112,11 @@ public struct TieredCache: Sendable, Service {
         self.writeThrough =
             shared == nil
             ? nil
-            : WriteThroughQueue(lanes: options.writers, maximumPendingBytes: options.maximumPendingBytes)
+            : WriteThroughQueue(
+                lanes: options.writers,
+                maximumPendingBytes: options.maximumPendingBytes,
+                retryDelays: options.removalRetry
+            )
     }
 
     /// Whether the cache is open. A closed cache finds nothing, and its writes and removals throw

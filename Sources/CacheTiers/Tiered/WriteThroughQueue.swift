@@ -18,9 +18,10 @@ package import Foundation
 /// most ``laneCapacity`` items: a removal past it is dropped and counted too.
 ///
 /// A removal the shared tier fails (it is down) is kept, at most ``laneCapacity`` of them, and
-/// queued again once the tier takes another operation: its key stays pending until then, so
-/// that the shared tier's copy is not read back, and other instances hear of it late rather than
-/// never.
+/// queued again once the tier takes another operation, or else after a delay that doubles with
+/// each failure in a row (``RetryDelays``): its key stays pending until then, so that the shared
+/// tier's copy is not read back, and other instances hear of it late rather than never, even
+/// when this instance does nothing more.
 ///
 /// A bulk removal (``cutOff(storedSince:)``) is ordered against the writes: those queued before
 /// it that it covers are dropped, and it waits for those already being written, so that no write
@@ -82,14 +83,27 @@ package final class WriteThroughQueue: Sendable {
     /// again once the tier takes an operation: until then their keys stay pending (the shared
     /// tier's copy is not read), and other instances have not heard of them.
     private let failedRemovals = Mutex<[CacheKey: Bool]>([:])
+    /// Failures of the shared tier in a row (writes and removals); a success resets it.
+    private let failuresInARow = Atomic<Int>(0)
+    private let retryDelays: RetryDelays
+    /// A signal for the retry timer: a removal was kept (the newest signal only).
+    private let retrySignals: AsyncStream<Void>
+    private let retrySignal: AsyncStream<Void>.Continuation
     /// Bulk removals begun; every item carries the count when it was queued.
     private let epoch = Atomic<UInt64>(0)
     private let cutoffs = Mutex(Cutoffs())
 
-    package init(lanes laneCount: Int, maximumPendingBytes: Int, laneCapacity: Int = 4096) {
+    package init(
+        lanes laneCount: Int,
+        maximumPendingBytes: Int,
+        laneCapacity: Int = 4096,
+        retryDelays: RetryDelays = RetryDelays()
+    ) {
         precondition(laneCount >= 1, "a write-through queue needs at least one lane")
         self.maximumPendingBytes = maximumPendingBytes
         self.laneCapacity = laneCapacity
+        self.retryDelays = retryDelays
+        (retrySignals, retrySignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         var lanes: [AsyncStream<Item>] = []
         var continuations: [AsyncStream<Item>.Continuation] = []
         for _ in 0..<laneCount {
@@ -182,8 +196,8 @@ package final class WriteThroughQueue: Sendable {
         }
     }
 
-    /// Writes every lane's operations to `tier`, each lane in order, until ``finish()`` or
-    /// cancellation.
+    /// Writes every lane's operations to `tier`, each lane in order, and tries the removals it
+    /// failed again on their timer, until ``finish()`` or cancellation.
     package func drain(into tier: any SharedCacheTier) async {
         await withDiscardingTaskGroup { group in
             for lane in lanes {
@@ -193,6 +207,18 @@ package final class WriteThroughQueue: Sendable {
                     }
                 }
             }
+            group.addTask { await self.retryKeptRemovalsOnTimer() }
+        }
+    }
+
+    /// Each time a removal was kept, waits its delay and queues the kept removals again (none,
+    /// when another operation's success did first). A removal that fails again signals anew.
+    private func retryKeptRemovalsOnTimer() async {
+        for await _ in retrySignals {
+            let base = retryDelays.delay(afterFailures: failuresInARow.load(ordering: .relaxed))
+            let jittered = base * Double.random(in: 0.5...1)
+            do { try await retryDelays.clock.sleep(for: jittered) } catch { return }
+            retryFailedRemovals()
         }
     }
 
@@ -214,8 +240,10 @@ package final class WriteThroughQueue: Sendable {
                 if failedRemovals.withLock({ $0.removeValue(forKey: item.key) }) != nil { removalDone(item.key) }
             }
             counters.withLock { $0.written += 1 }
+            failuresInARow.store(0, ordering: .relaxed)
         } catch {
             counters.withLock { $0.failed += 1 }
+            failuresInARow.add(1, ordering: .relaxed)
             if case .remove(let broadcast) = item.operation {
                 keepFailedRemoval(item.key, broadcast: broadcast)
             }
@@ -238,7 +266,7 @@ package final class WriteThroughQueue: Sendable {
             return false
         }
         switch merged {
-        case false?: return
+        case false?: retrySignal.yield()
         case true?: removalDone(key)  // one removal kept stands for both
         case nil:
             counters.withLock { $0.droppedRemovals += 1 }
@@ -246,7 +274,8 @@ package final class WriteThroughQueue: Sendable {
         }
     }
 
-    /// Queues again every removal the shared tier failed, now that it took an operation.
+    /// Queues again every removal the shared tier failed: it took an operation, or their delay
+    /// passed.
     private func retryFailedRemovals() {
         let failed = failedRemovals.withLock { failed in
             defer { failed = [:] }
@@ -333,6 +362,7 @@ package final class WriteThroughQueue: Sendable {
     /// Ends the queue: the writers finish what is queued and stop; later operations are dropped.
     package func finish() {
         for continuation in continuations { continuation.finish() }
+        retrySignal.finish()
     }
 
     /// The bytes of the writes waiting now.
