@@ -39,6 +39,57 @@ extension ResponseCacheTests {
         }
     }
 
+    /// A variant stored through a lookup made before another variant of the URL was stored (a
+    /// request that waited on that one's exchange) keeps the other in the URL's index; so do
+    /// variants stored at once.
+    @Test func aVariantStoredThroughAnOlderLookupKeepsTheVariantsStoredSince() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try ResponseCache(configuration: Self.configuration(directory))
+            let url = "https://h.example/greeting"
+            let french = Self.request(url, [(.acceptLanguage, "fr")])
+            let frenchLookup = await cache.lookup(french)
+            #expect(frenchLookup.stored == nil)
+            try await cache.storeCachedResponse(
+                Self.response("hello", [(.vary, "Accept-Language")]),
+                for: Self.request(url, [(.acceptLanguage, "en")])
+            )
+            try await cache.storeCachedResponse(
+                Self.response("bonjour", [(.vary, "Accept-Language")]),
+                for: frenchLookup
+            )
+            #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "en")]))) == "hello")
+            #expect(body(await cache.cachedResponse(for: french)) == "bonjour")
+
+            // 16 of them: with the two above, within the 32 variants an index keeps.
+            let languages = (0..<16).map { "x-\($0)" }
+            let lookups = await withTaskGroup(of: ResponseLookup.self) { group in
+                for language in languages {
+                    group.addTask { await cache.lookup(Self.request(url, [(.acceptLanguage, language)])) }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for lookup in lookups {
+                    let language = lookup.request.headerFields[.acceptLanguage] ?? ""
+                    group.addTask {
+                        try await cache.storeCachedResponse(
+                            Self.response(language, [(.vary, "Accept-Language")]),
+                            for: lookup
+                        )
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for language in languages {
+                #expect(
+                    body(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, language)]))) == language
+                )
+            }
+            #expect(body(await cache.cachedResponse(for: french)) == "bonjour")
+            #expect(body(await cache.cachedResponse(for: Self.request(url, [(.acceptLanguage, "en")]))) == "hello")
+        }
+    }
+
     /// RFC 9111 §4.1 and RFC 9110 §4.2.3: scheme and host compare case-insensitively, a default
     /// port equals none, the fragment is not sent; path and query are compared exactly.
     @Test(arguments: [

@@ -92,12 +92,12 @@ public final class MemoryTier: Sendable {
     package let shardCount: Int
 
     /// The shards, each behind its reader-writer lock (see ``ShardArray``).
-    private let shards: ShardArray
+    let shards: ShardArray
     /// Whether a hit only reads its shard (S3-FIFO), so that lookups take the reader lock.
     private let hitsOnlyRead: Bool
     /// `64 - log2(shardCount)`: a digest shifted right by this picks the shard from its high bits
     /// (the shard's own table hashes the whole digest).
-    private let shardShift: UInt64
+    let shardShift: UInt64
     private let hitCounter: Counter
     private let missCounter: Counter
     private let evictionCounter: Counter
@@ -333,17 +333,6 @@ public final class MemoryTier: Sendable {
             removed += shards.write(index) { $0.removeEntries(storedSince: date) }
         }
         return removed
-    }
-
-    /// The keys held that start with `prefix` (compared byte for byte in UTF-8), read one shard
-    /// at a time: a key stored meanwhile in a shard already read is not among them.
-    /// - Complexity: O(n).
-    package func keys(withPrefix prefix: String) -> [CacheKey] {
-        var found: [CacheKey] = []
-        for index in 0..<shards.count {
-            found += shards.read(index) { shard, _ in shard.keys(withPrefix: prefix) }
-        }
-        return found
     }
 
     /// The bytes and entries held, summed over the shards one at a time (so not an atomic

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
 package import HTTPCaching
-import Synchronization
 
 /// One streamed answer's body, read from its connection by a task of its own and handed to the
 /// requests that read it, each at its own pace; kept whole, to be stored once it ended, while it
@@ -57,7 +56,8 @@ package final class StreamedBody: Sendable {
         var settleWaiters: [CheckedContinuation<ResponseLookup?, Never>] = []
     }
 
-    private let state: Mutex<State>
+    // A lock ThreadSanitizer sees (``VisibleLock``): readers and the pump touch it from their tasks.
+    private let state: VisibleLock<State>
     private let limit: Int
     private let window: Int
     private let budget: RetentionBudget?
@@ -71,7 +71,7 @@ package final class StreamedBody: Sendable {
         self.limit = limit
         self.window = window
         self.budget = budget
-        self.state = Mutex(State(retaining: limit > 0))
+        self.state = VisibleLock(State(retaining: limit > 0))
     }
 
     deinit {

@@ -115,11 +115,13 @@ extension ResponseCache {
         return ResponseLookup(request: request, key: key, primary: stored.primary, first: stored.response)
     }
 
-    /// Writes `response` (its hooks already run) under `key`, replacing `primary`, what the key
-    /// held; `storedVarying`, when given, are the varying fields as a stored variant already keeps
-    /// them (a freshened one), used in place of `request`'s. A response without `Vary` replaces the key's record (and forgets the variants of an
-    /// index it replaces); a response with `Vary` is stored under its variant key and recorded in
-    /// the URL's index, which is kept no further than its most restrictive variant allows.
+    /// Writes `response` (its hooks already run) under `key`, replacing what the key holds:
+    /// `primary` as the caller read it, or what the memory tier holds now when a store came
+    /// between. `storedVarying`, when given, are the varying fields as a stored variant already
+    /// keeps them (a freshened one), used in place of `request`'s. A response without `Vary`
+    /// replaces the key's record (and forgets the variants of an index it replaces); a response
+    /// with `Vary` is stored under its variant key and recorded in the URL's index, which is kept
+    /// no further than its most restrictive variant allows.
     /// - Returns: the key's record now and the stored response's record; nil for `Vary: *`.
     func put(
         _ response: CachedResponse,
@@ -137,6 +139,14 @@ extension ResponseCache {
             )
         guard let varyNames = parsed.varyNames else { return nil }
         let now = configuration.now()
+        // What the key holds is read again, and replaced, as one step per URL: two variants
+        // stored at once, or one stored by a request that read the URL before another variant was
+        // stored (it waited on that one's exchange), would otherwise each write an index without
+        // the other's variant.
+        let lock = variantIndexLocks.lock(for: key)
+        await lock.lock()
+        defer { lock.unlock() }
+        let primary = currentRecord(for: key, readAs: primary)
         if varyNames.isEmpty {
             let entry = StoredRecord.response(response).entry(storedAt: now, parsed: parsed)
             try await HTTPCachingError.storage("storing a response") {
@@ -171,6 +181,15 @@ extension ResponseCache {
         for variant in forgotten { _ = try? await tiers.remove(CacheKey(variant.key)) }
         if !response.tags.isEmpty { try await recordTags(of: response, for: key) }
         return (Self.box(of: indexEntry), Self.box(of: variantEntry))
+    }
+
+    /// What `key` holds now, for a store that read it earlier as `primary`: the memory tier's
+    /// record when it has one (every store writes memory first, so it is the newest), otherwise
+    /// `primary` (the memory tier let it go; reading the lower tiers again would cost a store a
+    /// disk or database read for what is, at worst, a variant forgotten).
+    private func currentRecord(for key: CacheKey, readAs primary: StoredRecord.Box?) -> StoredRecord.Box? {
+        guard let attachment = tiers.memory.attachmentInPlace(for: key) else { return primary }
+        return Self.record(attachedAs: attachment) ?? primary
     }
 
     /// Removes what is stored for `request`'s URL: its `GET` and `HEAD` responses and all their

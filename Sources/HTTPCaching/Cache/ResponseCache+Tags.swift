@@ -276,6 +276,15 @@ final class TagRegistry: Sendable {
     }
 }
 
+/// The locks of the URLs' variant indexes: one of 64, by the primary key's digest.
+final class VariantIndexLocks: Sendable {
+    private let locks = (0..<64).map { _ in AsyncLock() }
+
+    func lock(for key: CacheKey) -> AsyncLock {
+        locks[Int(truncatingIfNeeded: key.digest % UInt64(locks.count))]
+    }
+}
+
 /// A lock that waits without blocking a thread: for read-modify-write sequences that suspend.
 /// First come, first served; a waiting task is not cancellable (the sections it guards are short).
 final class AsyncLock: Sendable {

@@ -149,6 +149,8 @@ public struct ResponseCache: Sendable, Service {
     let isShared: Bool
     /// Which keys carry which tags (``CachedResponse/tags``), shared by copies of this value.
     let tagRegistry = TagRegistry()
+    /// The locks that make each update of a URL's variant index one step (by key digest).
+    let variantIndexLocks = VariantIndexLocks()
 
     /// Opens a response cache: a memory tier, a disk tier and a shared tier when the configuration
     /// has them.
