@@ -34,7 +34,7 @@ final class RemovalLedger: Sendable {
 
         let started = Atomic<UInt64>(0)
         let finished = Atomic<UInt64>(0)
-        let promotions = Mutex(Promotions())
+        let promotions = VisibleLock(Promotions())
 
         /// The removals begun, when none is under way; nil while one is.
         var quiet: UInt64? {

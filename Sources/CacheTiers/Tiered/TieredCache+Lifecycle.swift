@@ -124,8 +124,8 @@ extension TieredCache {
         private let phase = Atomic<UInt8>(Phase.open.rawValue)
         private let sharedDetached = Atomic<Bool>(false)
         /// Invalidations from other instances that arrived while the cache was not open.
-        private let missed = Mutex<[SharedInvalidation]>([])
-        private let tagHandlerBox = Mutex<(@Sendable (String) async -> Void)?>(nil)
+        private let missed = VisibleLock<[SharedInvalidation]>([])
+        private let tagHandlerBox = VisibleLock<(@Sendable (String) async -> Void)?>(nil)
         /// The most invalidations kept while closed; past it they become one `.all`.
         static let missedLimit = 10_000
 

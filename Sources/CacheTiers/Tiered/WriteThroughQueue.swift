@@ -75,14 +75,14 @@ package final class WriteThroughQueue: Sendable {
     private let pendingBytes = Atomic<Int>(0)
     /// Keys with a removal queued and not yet written, and how many: the shared tier's copy of
     /// such a key is gone as far as readers go.
-    private let pendingRemovals = Mutex<[CacheKey: Int]>([:])
+    private let pendingRemovals = VisibleLock<[CacheKey: Int]>([:])
     /// Keys with a write queued or being written, and how many.
-    private let pendingWrites = Mutex<[CacheKey: Int]>([:])
-    private let counters = Mutex(TieredCache.SharedWriteStatistics())
+    private let pendingWrites = VisibleLock<[CacheKey: Int]>([:])
+    private let counters = VisibleLock(TieredCache.SharedWriteStatistics())
     /// Removals the shared tier failed, by key (true when one of them broadcast), to be tried
     /// again once the tier takes an operation: until then their keys stay pending (the shared
     /// tier's copy is not read), and other instances have not heard of them.
-    private let failedRemovals = Mutex<[CacheKey: Bool]>([:])
+    private let failedRemovals = VisibleLock<[CacheKey: Bool]>([:])
     /// Failures of the shared tier in a row (writes and removals); a success resets it.
     private let failuresInARow = Atomic<Int>(0)
     private let retryDelays: RetryDelays
@@ -91,7 +91,7 @@ package final class WriteThroughQueue: Sendable {
     private let retrySignal: AsyncStream<Void>.Continuation
     /// Bulk removals begun; every item carries the count when it was queued.
     private let epoch = Atomic<UInt64>(0)
-    private let cutoffs = Mutex(Cutoffs())
+    private let cutoffs = VisibleLock(Cutoffs())
 
     package init(
         lanes laneCount: Int,
@@ -170,7 +170,7 @@ package final class WriteThroughQueue: Sendable {
         Self.countDown(key, in: pendingRemovals)
     }
 
-    private static func countDown(_ key: CacheKey, in counts: borrowing Mutex<[CacheKey: Int]>) {
+    private static func countDown(_ key: CacheKey, in counts: VisibleLock<[CacheKey: Int]>) {
         counts.withLock { pending in
             if let count = pending[key], count > 1 {
                 pending[key] = count - 1

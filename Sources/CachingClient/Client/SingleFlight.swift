@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import CacheTiers
+
 /// One piece of work per key at a time, its value shared by every caller that asked for it while
 /// it ran.
 ///

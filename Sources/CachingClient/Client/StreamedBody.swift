@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import CacheTiers
 package import HTTPCaching
 
 /// One streamed answer's body, read from its connection by a task of its own and handed to the

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
+import CacheTiers
+
 /// The pending deadlines of many operations on one clock, watched by one task that runs only
 /// while a deadline is pending and ends each at most one tick (10 ms by default) after its time.
 ///

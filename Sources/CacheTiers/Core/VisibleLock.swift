@@ -10,14 +10,15 @@ import Darwin
 
 /// A value behind a pthread mutex: a lock ThreadSanitizer sees. `Synchronization.Mutex` waits on
 /// a futex that ThreadSanitizer does not model, and it reports the accesses such a lock guards as
-/// races; for state that many threads touch on every request (``DeadlineWheel``) a sanitizer run
-/// must be able to tell a real race from that.
-final class VisibleLock<Value>: @unchecked Sendable {
+/// races. State that many tasks touch at once (a client's deadlines and flights, the shared
+/// tier's write queue, the removal ledger) sits behind this lock, so that a sanitizer run can
+/// tell a real race from that; an uncontended lock costs about what `Mutex`'s does.
+package final class VisibleLock<Value>: @unchecked Sendable {
     // @unchecked: `value` is only read or written between lock and unlock of `mutex`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(mutex, nil)
@@ -32,7 +33,7 @@ final class VisibleLock<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` on the value with the lock held.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
