@@ -80,8 +80,8 @@ package final class WriteThroughQueue: Sendable {
     private let pendingWrites = VisibleLock<[CacheKey: Int]>([:])
     private let counters = VisibleLock(TieredCache.SharedWriteStatistics())
     /// Removals the shared tier failed, by key (true when one of them broadcast), to be tried
-    /// again once the tier takes an operation: until then their keys stay pending (the shared
-    /// tier's copy is not read), and other instances have not heard of them.
+    /// again once the tier takes an operation or their delay passed: until then their keys stay
+    /// pending (the shared tier's copy is not read), and other instances have not heard of them.
     private let failedRemovals = VisibleLock<[CacheKey: Bool]>([:])
     /// Failures of the shared tier in a row (writes and removals); a success resets it.
     private let failuresInARow = Atomic<Int>(0)

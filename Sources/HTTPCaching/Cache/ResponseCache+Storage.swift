@@ -51,7 +51,9 @@ extension ResponseCache {
     }
 
     /// Stores `cachedResponse` as the answer to the lookup's request, replacing what the lookup
-    /// found without reading it again; otherwise as ``storeCachedResponse(_:for:willCache:)-(_,HTTPRequest,_)``.
+    /// found without reading the lower tiers again (what the memory tier holds now, when another
+    /// store for the URL came since, so that its variants are kept); otherwise as
+    /// ``storeCachedResponse(_:for:willCache:)-(_,HTTPRequest,_)``.
     /// - Parameters:
     ///   - cachedResponse: the response to store.
     ///   - lookup: the lookup made for the request it answers.

@@ -295,6 +295,13 @@ final class AsyncLock: Sendable {
     private let state = Mutex(State())
 
     func lock() async {
+        // Free: taken without a continuation (every store takes one of these locks).
+        let taken = state.withLock { state in
+            guard !state.isLocked else { return false }
+            state.isLocked = true
+            return true
+        }
+        if taken { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let acquired = state.withLock { state in
                 if !state.isLocked {
