@@ -202,14 +202,13 @@ import Testing
     @Test func aRemovalTheSharedTierFailedIsTriedAgainOnceItTakesAnotherOperation() async throws {
         try await withTemporaryDirectory { directory in
             let shared = FakeSharedTier()
-            let cache = try makeCache(directory, shared: shared)
+            // The retry timer does not fire: this clock does not move.
+            var options = TieredCache.SharedOptions()
+            options.removalRetry = .init(clock: TestClock())
+            let cache = try makeCache(directory, shared: shared, options: options)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await cache.run() }
-                try await cache.set(entry(versionedValue("a", version: 1)), for: "a")
-                try await waitUntil { shared.stored["a"] != nil }
-                shared.failRemovals(true)
-                try await cache.remove("a")
-                try await waitUntil { cache.sharedWriteStatistics.failed == 1 }
+                try await removeWhileRemovalsFail("a", cache, shared)
                 // Kept pending: the shared tier's copy is not read back meanwhile.
                 #expect(await cache.entry(for: "a") == nil)
                 #expect(shared.stored["a"] != nil)
@@ -232,11 +231,7 @@ import Testing
             let cache = try makeCache(directory, shared: shared, options: options)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await cache.run() }
-                try await cache.set(entry(versionedValue("a", version: 1)), for: "a")
-                try await waitUntil { shared.stored["a"] != nil }
-                shared.failRemovals(true)
-                try await cache.remove("a")
-                try await waitUntil { cache.sharedWriteStatistics.failed == 1 }
+                try await removeWhileRemovalsFail("a", cache, shared)
                 // Nothing else is asked of the cache: the timer alone tries again, after at most
                 // 1 s (the first delay, jittered down), then 2 s, then 4 s and no longer.
                 for (attempt, delay) in [(2, 1), (3, 2), (4, 4), (5, 4)] {
@@ -327,6 +322,16 @@ import Testing
             #expect(shared.stored["after"] != nil)
             #expect(cache.sharedWriteStatistics.dropped == (sinceDate ? 1 : 2))
         }
+    }
+
+    /// Stores `key` through to the shared tier, then removes it while the shared tier fails
+    /// removals: the removal fails once and is kept.
+    private func removeWhileRemovalsFail(_ key: CacheKey, _ cache: TieredCache, _ shared: FakeSharedTier) async throws {
+        try await cache.set(entry(versionedValue(key.string, version: 1)), for: key)
+        try await waitUntil { shared.stored[key] != nil }
+        shared.failRemovals(true)
+        try await cache.remove(key)
+        try await waitUntil { cache.sharedWriteStatistics.failed == 1 }
     }
 
     private func makeCache(
