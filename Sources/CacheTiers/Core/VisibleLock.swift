@@ -13,8 +13,7 @@ import Darwin
 /// races. State that many tasks touch at once (a client's deadlines and flights, the shared
 /// tier's write queue, the removal ledger) sits behind this lock, so that a sanitizer run can
 /// tell a real race from that; an uncontended lock costs about what `Mutex`'s does.
-package final class VisibleLock<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only read or written between lock and unlock of `mutex`.
+package final class VisibleLock<Value> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
@@ -39,3 +38,7 @@ package final class VisibleLock<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+// @unchecked: `value` is only read or written between lock and unlock of `mutex`, and it is
+// Sendable, so what a closure takes out of it may cross to another task.
+extension VisibleLock: @unchecked Sendable where Value: Sendable {}
