@@ -149,7 +149,7 @@ public struct ResponseCache: Sendable, Service {
     let isShared: Bool
     /// Which keys carry which tags (``CachedResponse/tags``), shared by copies of this value.
     let tagRegistry = TagRegistry()
-    /// The locks that make each update of a URL's variant index one step (by key digest).
+    /// The locks that make each store's read and replacement of a URL's record one step.
     let variantIndexLocks = VariantIndexLocks()
 
     /// Opens a response cache: a memory tier, a disk tier and a shared tier when the configuration
