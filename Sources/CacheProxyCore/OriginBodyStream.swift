@@ -28,11 +28,14 @@ final class OriginBodyStream: Sendable {
     static let highWater = 256 << 10
 
     // A lock the thread sanitizer sees (it reports false races through `Mutex`'s futex).
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
     private let channel: any Channel
 
-    init(channel: any Channel) {
+    /// - Parameter paused: whether the connection's reading was turned off with the head, to go on
+    ///   at the first ``next()``.
+    init(channel: any Channel, paused: Bool = false) {
         self.channel = channel
+        self.state = NIOLockedValueBox(State(paused: paused))
     }
 
     /// Holds `buffer` (on the event loop); false when the connection should stop reading.
@@ -86,10 +89,12 @@ final class OriginBodyStream: Sendable {
                     state.held = 0
                     return (taken, state.paused, nil)
                 }
-                return ([], false, state.end)
+                // Reading that stopped with the head goes on once the body is first asked for.
+                return ([], state.end == nil && state.paused && state.held < Self.highWater, state.end)
             }
             if resume {
-                // An answer that ended meanwhile turned reading on as it gave its connection back.
+                // An answer that ended meanwhile turned reading on as it gave its connection back
+                // (`resumeReading` finds it on).
                 channel.eventLoop.execute { self.resumeReading() }
             }
             if !taken.isEmpty {

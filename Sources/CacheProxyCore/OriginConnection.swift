@@ -235,7 +235,11 @@ final class OriginConnectionHandler: ChannelInboundHandler {
         case .head(let head) where exchange.release != nil && Self.streams(head, isHead: exchange.isHead):
             exchange.answered = true
             exchange.head = head
-            let stream = OriginBodyStream(channel: context.channel)
+            // Nothing more is read until the body is asked for: on a busy core, the event loop
+            // reading ahead would hold back the task that writes this head to the client.
+            // (Fails only on a closed channel, which reads nothing more anyway.)
+            try? context.channel.syncOptions?.setOption(.autoRead, value: false)
+            let stream = OriginBodyStream(channel: context.channel, paused: true)
             exchange.stream = stream
             self.exchange = exchange
             exchange.promise.succeed(Received(head: head, body: [], reusable: false, stream: stream))

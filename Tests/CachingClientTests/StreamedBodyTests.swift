@@ -228,4 +228,45 @@ import Testing
         #expect(await body.settled() != nil)
         #expect(store.bodies.withLock { $0 } == [[1, 2, 3]])
     }
+
+    /// How a test asks for a body whose pump starts on demand.
+    enum Ask: String, CaseIterable, Sendable {
+        case read, readerLetGo, settled, tokenLetGoUnread
+    }
+
+    /// A pump that starts on demand reads nothing until the body is asked for (no task exists
+    /// before), then all of it and stores it, whichever way it is asked for; a token let go
+    /// while a reader exists leaves the start to the reader.
+    @Test(.timeLimit(.minutes(1)), arguments: Ask.allCases)
+    func aPumpThatStartsOnDemandReadsNothingUntilAskedFor(_ ask: Ask) async throws {
+        let source = ScriptedSource(parts: [[1, 2], [3]])
+        let store = Store()
+        let (settledSignal, signal) = AsyncStream.makeStream(of: Void.self)
+        let body = StreamedBody(retainingUpTo: 100)
+        var reader = ask == .tokenLetGoUnread ? nil : body.reader()
+        var token = body.pump(
+            source.source,
+            startsOnDemand: true,
+            idleTimeout: .seconds(5),
+            clock: TestClock(),
+            store: { store($0) },
+            whenSettled: { signal.finish() }
+        )
+        #expect(token != nil)
+        if reader != nil {
+            token = nil
+            #expect(source.askedCount == 0)
+        }
+        #expect(source.askedCount == 0)
+        switch ask {
+        case .read: #expect(try await Self.readAll(try #require(reader)) == [1, 2, 3])
+        case .readerLetGo: reader = nil
+        case .settled: #expect(await body.settled() != nil)
+        case .tokenLetGoUnread: token = nil
+        }
+        for await _ in settledSignal {}
+        #expect(source.askedCount == 3)
+        #expect(store.bodies.withLock { $0 } == [[1, 2, 3]])
+        _ = (reader, token)
+    }
 }

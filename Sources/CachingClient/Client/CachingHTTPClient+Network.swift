@@ -88,6 +88,8 @@ struct NetworkOutcome: Sendable {
     var flightKey: String? = nil
     /// The body still arriving, for a streamed answer (``body`` is then nil).
     var streamed: StreamedBody? = nil
+    /// Starts ``streamed``'s reading when the last copy of the outcome goes and nobody read it.
+    var streamStart: StreamedBody.StartToken? = nil
 }
 
 extension CachingHTTPClient {

@@ -71,7 +71,13 @@ extension CachingHTTPClient {
         let destination = storeFor
         let backoffKey = step.backoffKey
         let coalesces = step.coalescesByKey
-        body.pump(source, idleTimeout: configuration.requestTimeout, clock: configuration.clock) { [self] whole in
+        // Started when the body is first asked for, so that the head leaves first.
+        let start = body.pump(
+            source,
+            startsOnDemand: true,
+            idleTimeout: configuration.requestTimeout,
+            clock: configuration.clock
+        ) { [self] whole in
             guard let destination else { return nil }
             let candidate = CachedResponse(
                 response: response,
@@ -100,7 +106,8 @@ extension CachingHTTPClient {
             fetchedAt: responseTime,
             validatedAt: responseTime,
             error: error,
-            streamed: body
+            streamed: body,
+            streamStart: start
         )
     }
 

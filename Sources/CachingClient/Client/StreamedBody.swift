@@ -55,6 +55,8 @@ package final class StreamedBody: Sendable {
         /// What storing the body gave, once it was tried (nil inside when it was not stored).
         var stored: ResponseLookup??
         var settleWaiters: [CheckedContinuation<ResponseLookup?, Never>] = []
+        /// The pump, while it waits for someone to ask for the body (``pump(_:startsOnDemand:idleTimeout:clock:store:whenSettled:)``).
+        var deferredPump: (@Sendable () -> Void)?
     }
 
     // A lock ThreadSanitizer sees (``VisibleLock``): readers and the pump touch it from their tasks.
@@ -103,7 +105,8 @@ package final class StreamedBody: Sendable {
     /// What storing the body gave: the cache's lookup after it was stored, or nil when it was not
     /// (not storable, too long, broke off, or the store failed). Waits until then.
     package func settled() async -> ResponseLookup? {
-        await withCheckedContinuation { continuation in
+        startPump()
+        return await withCheckedContinuation { continuation in
             let ready: ResponseLookup?? = state.withLock { state in
                 guard let stored = state.stored else {
                     state.settleWaiters.append(continuation)
@@ -118,17 +121,57 @@ package final class StreamedBody: Sendable {
     /// Reads `source` to its end in a task of its own (not the caller's: no reader's cancellation
     /// stops it), each part within `idleTimeout` on `clock`; when the body ended whole and was
     /// kept, calls `store` with it. Ends with ``settled()`` answered.
+    ///
+    /// With `startsOnDemand`, the task starts only when the body is first asked for: a reader's
+    /// first read, a reader let go, a wait for ``settled()``, or the returned ``StartToken``
+    /// released while no reader was ever made. The answer's head is then on its way to the
+    /// client before the body's first part is read: on a busy core, a pump started at once
+    /// holds the head back behind the parts it reads.
+    @discardableResult
     package func pump(
         _ source: ResponseBodySource,
+        startsOnDemand: Bool = false,
         idleTimeout: Duration,
         clock: any Clock<Duration>,
         store: @escaping @Sendable ([UInt8]) async -> ResponseLookup?,
         whenSettled: @escaping @Sendable () -> Void = {}
-    ) {
-        Task {
-            await self.run(source, idleTimeout: idleTimeout, clock: clock, store: store)
-            whenSettled()
+    ) -> StartToken? {
+        let start: @Sendable () -> Void = {
+            Task {
+                await self.run(source, idleTimeout: idleTimeout, clock: clock, store: store)
+                whenSettled()
+            }
         }
+        guard startsOnDemand else {
+            start()
+            return nil
+        }
+        state.withLock { $0.deferredPump = start }
+        return StartToken(body: self)
+    }
+
+    /// Starts the pump if it waits to be asked for.
+    private func startPump(unlessRead: Bool = false) {
+        let start = state.withLock { state -> (@Sendable () -> Void)? in
+            if unlessRead, state.hadReader { return nil }
+            defer { state.deferredPump = nil }
+            return state.deferredPump
+        }
+        start?()
+    }
+
+    /// Starts a pump that waits to be asked for when it is released and no reader was made by
+    /// then (a reader, once made, starts it as it reads or is let go): held by every copy of the
+    /// answer that carries the body, so that a body nobody took is still read, stored and its
+    /// connection given back.
+    package final class StartToken: Sendable {
+        private let body: StreamedBody
+
+        fileprivate init(body: StreamedBody) {
+            self.body = body
+        }
+
+        deinit { body.startPump(unlessRead: true) }
     }
 
     private func run(
@@ -332,6 +375,7 @@ package final class StreamedBody: Sendable {
     }
 
     fileprivate func wait(_ id: Int) async {
+        startPump()
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let now = state.withLock { state in
@@ -349,6 +393,7 @@ package final class StreamedBody: Sendable {
     }
 
     fileprivate func leave(_ id: Int) {
+        defer { startPump() }
         let pump = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.readers[id] = nil
             state.waiting[id] = nil
