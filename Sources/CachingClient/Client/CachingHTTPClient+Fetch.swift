@@ -78,7 +78,9 @@ extension CachingHTTPClient {
     ///
     /// The body is read from the connection by a task of its own and stored when it ended whole,
     /// where the rules allow and it is no longer than a tier admits
-    /// (``StreamedBody``): a reader that goes away stops nothing for the others.
+    /// (``StreamedBody``): a reader that goes away stops nothing for the others. That task starts
+    /// when the body is first asked for (the first read of a ``FetchResult/bodyStream``, or one let
+    /// go), so that a caller passing the head on does so before any of the body is read.
     ///
     /// `bodyParts`, for a method other than `GET` and `HEAD`, sends the request body as it is read
     /// (`body` is then nil) through a transport that streams; any other collects it first.
