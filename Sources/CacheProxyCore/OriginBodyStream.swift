@@ -5,8 +5,9 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// The body of one streamed answer on an ``OriginConnection``, from the event loop that reads it
-/// to the task that takes it: parts are held until taken, and past ``highWater`` bytes held the
-/// connection stops reading (`autoRead` off) until the taker has drained them. Memory: at most
+/// to the task that takes it: the connection reads nothing past the head until the taker first
+/// asks, parts are held until taken, and past ``highWater`` bytes held the connection stops
+/// reading (`autoRead` off) until the taker has drained them. Memory: at most
 /// ``highWater`` plus what the event loop reads in the turn it stops (up to four reads of at most
 /// 64 KiB each, NIO's defaults).
 ///
@@ -16,9 +17,10 @@ final class OriginBodyStream: Sendable {
     private struct State {
         var parts: [ByteBuffer] = []
         var held = 0
-        /// Whether the connection's reading is off. Changed on the event loop only, with the
-        /// option itself, so that a connection is never given back with its reading off.
-        var paused = false
+        /// Whether the connection's reading is off: from the head on, until the body is first asked
+        /// for. Changed on the event loop only, with the option itself, so that a connection is
+        /// never given back with its reading off.
+        var paused = true
         /// The end: whether it ended whole, or how it failed; nil while it arrives.
         var end: Result<Void, any Error>?
         var waiter: CheckedContinuation<Void, Never>?
@@ -28,14 +30,13 @@ final class OriginBodyStream: Sendable {
     static let highWater = 256 << 10
 
     // A lock the thread sanitizer sees (it reports false races through `Mutex`'s futex).
-    private let state: NIOLockedValueBox<State>
+    private let state = NIOLockedValueBox(State())
     private let channel: any Channel
 
-    /// - Parameter paused: whether the connection's reading was turned off with the head, to go on
-    ///   at the first ``next()``.
-    init(channel: any Channel, paused: Bool = false) {
+    /// Made with the answer's head, on a connection whose reading was turned off then: it goes on
+    /// at the first ``next()``.
+    init(channel: any Channel) {
         self.channel = channel
-        self.state = NIOLockedValueBox(State(paused: paused))
     }
 
     /// Holds `buffer` (on the event loop); false when the connection should stop reading.

@@ -239,7 +239,7 @@ final class OriginConnectionHandler: ChannelInboundHandler {
             // reading ahead would hold back the task that writes this head to the client.
             // (Fails only on a closed channel, which reads nothing more anyway.)
             try? context.channel.syncOptions?.setOption(.autoRead, value: false)
-            let stream = OriginBodyStream(channel: context.channel, paused: true)
+            let stream = OriginBodyStream(channel: context.channel)
             exchange.stream = stream
             self.exchange = exchange
             exchange.promise.succeed(Received(head: head, body: [], reusable: false, stream: stream))

@@ -150,28 +150,15 @@ package final class StreamedBody: Sendable {
         return StartToken(body: self)
     }
 
-    /// Starts the pump if it waits to be asked for.
-    private func startPump(unlessRead: Bool = false) {
+    /// Starts the pump if it waits to be asked for; with `unlessRead`, only when no reader was
+    /// ever made (``StartToken``).
+    func startPump(unlessRead: Bool = false) {
         let start = state.withLock { state -> (@Sendable () -> Void)? in
             if unlessRead, state.hadReader { return nil }
             defer { state.deferredPump = nil }
             return state.deferredPump
         }
         start?()
-    }
-
-    /// Starts a pump that waits to be asked for when it is released and no reader was made by
-    /// then (a reader, once made, starts it as it reads or is let go): held by every copy of the
-    /// answer that carries the body, so that a body nobody took is still read, stored and its
-    /// connection given back.
-    package final class StartToken: Sendable {
-        private let body: StreamedBody
-
-        fileprivate init(body: StreamedBody) {
-            self.body = body
-        }
-
-        deinit { body.startPump(unlessRead: true) }
     }
 
     private func run(
@@ -344,14 +331,14 @@ package final class StreamedBody: Sendable {
         for waiter in waiters { waiter.resume(returning: stored) }
     }
 
-    fileprivate enum Step {
+    enum Step {
         case part([UInt8])
         case end
         case failed(any Error)
         case wait
     }
 
-    fileprivate func step(_ id: Int) -> Step {
+    func step(_ id: Int) -> Step {
         let (step, pump) = state.withLock { state -> (Step, CheckedContinuation<Void, Never>?) in
             guard let position = state.readers[id] else { return (.failed(Failure.tooSlow), nil) }
             if position < state.next, let part = state.parts[position] {
@@ -374,7 +361,7 @@ package final class StreamedBody: Sendable {
         return step
     }
 
-    fileprivate func wait(_ id: Int) async {
+    func wait(_ id: Int) async {
         startPump()
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -392,7 +379,7 @@ package final class StreamedBody: Sendable {
         }
     }
 
-    fileprivate func leave(_ id: Int) {
+    func leave(_ id: Int) {
         defer { startPump() }
         let pump = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.readers[id] = nil
@@ -406,34 +393,5 @@ package final class StreamedBody: Sendable {
             return state.pump
         }
         pump?.resume()
-    }
-
-    /// One request's reading of the body; reading stops when it is released.
-    package final class Reader: Sendable {
-        private let body: StreamedBody
-        private let id: Int
-
-        fileprivate init(body: StreamedBody, id: Int) {
-            self.body = body
-            self.id = id
-        }
-
-        deinit { body.leave(id) }
-
-        /// The next part, or nil after the last.
-        /// - Throws: the body's failure when it broke off; ``Failure/tooSlow`` when this reader
-        ///   was cut off; `CancellationError` when the reading task is cancelled.
-        package func next() async throws -> [UInt8]? {
-            while true {
-                switch body.step(id) {
-                case .part(let part): return part
-                case .end: return nil
-                case .failed(let error): throw error
-                case .wait:
-                    try Task.checkCancellation()
-                    await body.wait(id)
-                }
-            }
-        }
     }
 }
