@@ -148,6 +148,30 @@ import TestOriginSupport
         await origin.stop()
     }
 
+    /// The body's reading starts when the body is first asked for; a request that goes away
+    /// before the head came never asks, and the body is read and stored all the same.
+    @Test func aClientThatLeavesBeforeTheHeadDoesNotStopTheStore() async throws {
+        let (requested, signal) = AsyncStream.makeStream(of: Void.self)
+        let origin = try await RawOrigin.start { _, _ in
+            signal.yield()
+            return []
+        }
+        let (running, transport) = try await Self.proxy(origin)
+        let client = Task { try await Self.get(running.port, "/a") }
+        for await _ in requested { break }
+        // The request is upstream, its head not yet answered: the client goes away.
+        client.cancel()
+        _ = await client.result
+        try await origin.send(Array((Self.head + Self.firstHalf + Self.secondHalf).utf8))
+        let answer = try await Self.get(running.port, "/a")
+        #expect(answer.headers.first(name: "X-Cache") == "HIT")
+        #expect(String(buffer: try await answer.body.collect(upTo: 1 << 10)) == "0123456789")
+        #expect(origin.requests.count == 1)
+        try await running.stop()
+        await transport.shutdown()
+        await origin.stop()
+    }
+
     @Test func aBodyLongerThanATierAdmitsPassesThroughWhole() async throws {
         // 1 MiB of memory admits 52 KB: a 3 MB body is passed on, not kept.
         let body = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
