@@ -36,7 +36,8 @@
 #              while it sends the body to a proxy as fast as it is read, would otherwise hold the
 #              CPU for a millisecond or more after the proxy's first byte arrived (it does not when
 #              it sends to curl itself: curl's full socket stops it), so that curl's wake-up, not
-#              the proxy, would be timed
+#              the proxy, would be timed; then 2,000 misses of 1 KB in a row on one keep-alive
+#              connection, and cache-proxy's context switches (all its threads) and CPU time per miss
 #
 # CACHE_PROXY_ARGS adds options to cache-proxy's command line; CACHE_PROXY_BIN runs that binary
 # instead of building one (to compare two builds, run the script once with each).
@@ -571,6 +572,21 @@ if selected 100m-miss; then
             echo "$p $t $(cat "$peak_file")" >>"$WORK/miss"
         done
     done
+    # How often a miss puts cache-proxy's threads to sleep or takes their CPU away: 2,000 misses
+    # of 1 KB in a row on one keep-alive connection (one curl, URLs no cache has seen), and the
+    # voluntary and involuntary context switches of all its threads, and its CPU time, per miss.
+    switches() {
+        awk '/^voluntary_ctxt_switches/ { v += $2 } /^nonvoluntary_ctxt_switches/ { n += $2 } END { print v, n }' \
+            /proc/"$PROXY_PID"/task/*/status
+    }
+    cpu_ticks() { awk '{ print $14 + $15 }' /proc/"$PROXY_PID"/stat; }
+    MISSES=2000
+    seq "$MISSES" | sed "s|^|url = http://127.0.0.1:$(port_of cache-proxy)/z/switch-$RANDOM-|" >"$WORK/switch-urls"
+    read -r v0 n0 <<<"$(switches)"; c0=$(cpu_ticks)
+    taskset -c "$LOAD_CPU" curl -s -K "$WORK/switch-urls" >/dev/null || true
+    read -r v1 n1 <<<"$(switches)"; c1=$(cpu_ticks)
+    SWITCHES=$(awk -v v="$((v1 - v0))" -v n="$((n1 - n0))" -v c="$((c1 - c0))" -v m="$MISSES" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN { printf "%.2f voluntary + %.2f involuntary context switches, %.0f us CPU per miss", v / m, n / m, c * 1e6 / hz / m }')
     stop_proxies
     ORIGIN_TTFB=$(awk '$1 == "origin" { print $2 * 1000 }' "$WORK/miss" | median)
     printf '\n| proxy | TTFB ms | TTFB - origin ms | whole s | bytes | peak RSS MiB |\n| --- | ---: | ---: | ---: | ---: | ---: |\n'
@@ -582,6 +598,7 @@ if selected 100m-miss; then
         awk -v p="$p" -v t="$ttfb" -v o="$ORIGIN_TTFB" -v w="$whole" -v b="$bytes" -v r="${peak:-}" \
             'BEGIN { printf "| %s | %.3f | %+.3f | %.3f | %d | %s |\n", p, t, t - o, w, b, (r == "" ? "-" : sprintf("%.1f", r)) }'
     done
+    echo "cache-proxy, $MISSES 1 KB misses in a row on one connection: $SWITCHES"
     echo "cache-proxy idle RSS: $IDLE_RSS MiB; budget: $((MISS_BYTES >> 20)) MiB; bound (2 x idle + budget): $(awk -v i="$IDLE_RSS" -v b="$((MISS_BYTES >> 20))" 'BEGIN { printf "%.1f", 2 * i + b }') MiB"
 fi
 

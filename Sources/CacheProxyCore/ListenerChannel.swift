@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #if Proxy
+import CachingClient
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -82,6 +83,12 @@ struct ProxyListenerChannel: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
+        await RequestTasks.run(on: EventLoopTaskExecutor(value.channel.eventLoop)) {
+            await handleOnLoop(value: value, logger: logger)
+        }
+    }
+
+    private func handleOnLoop(value: Value, logger: Logger) async {
         do {
             switch try await value.negotiated.get() {
             case .http1(let connection):
@@ -93,6 +100,20 @@ struct ProxyListenerChannel: ServerChildChannel {
             // The connection ended (or failed its handshake) before it chose a protocol.
             logger.trace("connection closed before it chose HTTP/1.1 or HTTP/2: \(error)")
         }
+    }
+}
+
+/// Runs the jobs of the tasks that prefer it on an event loop's thread.
+final class EventLoopTaskExecutor: TaskExecutor {
+    let eventLoop: any EventLoop
+
+    init(_ eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
 

@@ -65,7 +65,7 @@ final class OriginConnection: Sendable {
         }
         // Queued on the event loop after the head (its tasks run in order).
         let feeding = bodyParts.map { parts in
-            Task { [channel] in
+            Task(executorPreference: RequestTasks.executor) { [channel] in
                 do {
                     while let part = try await parts.next() {
                         try await channel.writeAndFlush(

@@ -310,7 +310,12 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
         // SNI and the name checked are the host's; an IP address is checked as one, and sent as
         // no SNI (RFC 6066 §3).
         let serverName = outgoing.tls == nil || Self.isIPAddress(outgoing.host) ? nil : outgoing.host
-        return try await ClientBootstrap(group: group)
+        // On the caller's event loop when it runs on one of the group's (a listener connection's
+        // task does): the exchange's reads then resume it without waking another thread.
+        let loop = MultiThreadedEventLoopGroup.currentEventLoop.flatMap { current in
+            group.makeIterator().contains { $0 === current } ? current : nil
+        }
+        return try await ClientBootstrap(group: loop ?? group)
             .connectTimeout(.nanoseconds(Int64(outgoing.connectTimeout / .nanoseconds(1))))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connect(host: outgoing.host, port: outgoing.port) { [budget] channel in
@@ -324,7 +329,14 @@ public final class OriginTransport: HTTPTransport, StreamingHTTPTransport {
     }
 
     private func takeIdle(_ authority: String) -> OriginConnection? {
-        idle.withLock { idle in
+        let current = MultiThreadedEventLoopGroup.currentEventLoop
+        return idle.withLock { idle in
+            // One on the caller's event loop first, newest first.
+            if let current, let kept = idle?[authority],
+                let index = kept.lastIndex(where: { $0.channel.eventLoop === current && $0.channel.isActive })
+            {
+                return idle![authority]!.remove(at: index)
+            }
             while let connection = idle?[authority]?.popLast() {
                 if connection.channel.isActive { return connection }
             }

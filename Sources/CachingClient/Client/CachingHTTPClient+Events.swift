@@ -29,7 +29,7 @@ extension CachingHTTPClient {
     ) -> AsyncStream<FetchEvent> {
         let call = makeCall(request, body, policy, freshness, willCache, delegate)
         let (stream, continuation) = AsyncStream.makeStream(of: FetchEvent.self, bufferingPolicy: .unbounded)
-        let task = Task {
+        let task = Task(executorPreference: RequestTasks.executor) {
             if let tracing = self.tracing {
                 _ = await tracing.fetch(request) { await self.observedFetch(call) { continuation.yield($0) } }
             } else {

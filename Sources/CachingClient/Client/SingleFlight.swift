@@ -104,7 +104,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         // Started on this thread, up to the work's first suspension (the request handed to the
         // connection): a plain `Task` first waits for a thread of the pool. Work that ends before
         // it suspends has finished the flight by now; its task is then not recorded.
-        let task = Task.immediate {
+        let task = Task.immediate(executorPreference: RequestTasks.executor) {
             let value = await work()
             self.finish(key, flight, value)
         }

@@ -137,7 +137,7 @@ package final class StreamedBody: Sendable {
         whenSettled: @escaping @Sendable () -> Void = {}
     ) -> StartToken? {
         let start: @Sendable () -> Void = {
-            Task {
+            Task(executorPreference: RequestTasks.executor) {
                 await self.run(source, idleTimeout: idleTimeout, clock: clock, store: store)
                 whenSettled()
             }

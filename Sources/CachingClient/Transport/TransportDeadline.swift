@@ -40,7 +40,7 @@ package func withDeadline<Value: Sendable>(
     let race = DeadlineRace()
     // Immediate: the work starts on this thread, up to its first suspension (a request handed to
     // its connection), as the task group's immediate child did before.
-    let task = Task.immediate {
+    let task = Task.immediate(executorPreference: RequestTasks.executor) {
         let value = await work()
         race.finish()
         return value
