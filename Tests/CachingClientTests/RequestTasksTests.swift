@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-import Dispatch
+import CacheTestSupport
 import Synchronization
 import Testing
 
@@ -9,24 +9,6 @@ import Testing
 /// The tasks the client starts on a request's behalf prefer the executor the request runs on
 /// when it set one with ``RequestTasks/run(on:_:)``.
 @Suite struct RequestTasksTests {
-    /// A task executor that runs its jobs on a queue of its own and tells whether the caller runs
-    /// there.
-    final class QueueExecutor: TaskExecutor {
-        private let queue = DispatchQueue(label: "RequestTasksTests")
-        private let key = DispatchSpecificKey<Bool>()
-
-        init() {
-            queue.setSpecific(key: key, value: true)
-        }
-
-        var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
-
-        func enqueue(_ job: consuming ExecutorJob) {
-            let job = UnownedJob(job)
-            queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-        }
-    }
-
     /// Whether a flight's work runs on `executor` once it resumed from a suspension.
     static func flightResumesOn(_ executor: QueueExecutor) async -> Bool? {
         await SingleFlight<String, Bool>().value(for: "k") {
@@ -77,5 +59,34 @@ import Testing
             _ = await body.settled()
         }
         #expect(reads.withLock { $0 } == [true, true, true])
+    }
+
+    /// Whether the store of a kept body of `bytes` ran on `executor`, when its request prefers it.
+    static func storeRunsOn(_ executor: QueueExecutor, bytes: Int) async -> Bool? {
+        let stored = Mutex<Bool?>(nil)
+        let parts = Mutex<[[UInt8]]>([[UInt8](repeating: 7, count: bytes)])
+        let body = StreamedBody(retainingUpTo: 4 << 20)
+        let source = ResponseBodySource(next: { parts.withLock { $0.isEmpty ? nil : $0.removeFirst() } }, cancel: {})
+        await RequestTasks.run(on: executor) {
+            body.pump(
+                source,
+                idleTimeout: .seconds(600),
+                clock: ContinuousClock(),
+                store: { whole in
+                    stored.withLock { $0 = executor.isCurrent && whole.count == bytes }
+                    return nil
+                }
+            )
+            _ = await body.settled()
+        }
+        return stored.withLock { $0 }
+    }
+
+    /// A short body is stored where its request runs; a body over a mebibyte is copied into its
+    /// entry on the global executor, not on the request's (an event loop others wait on).
+    @Test func onlyALargeBodyIsStoredOffTheRequestsExecutor() async {
+        let executor = QueueExecutor()
+        #expect(await Self.storeRunsOn(executor, bytes: 1024) == true)
+        #expect(await Self.storeRunsOn(executor, bytes: StreamedBody.largeStore + 1) == false)
     }
 }

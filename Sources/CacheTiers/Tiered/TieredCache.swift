@@ -270,7 +270,7 @@ public struct TieredCache: Sendable, Service {
         // keeps what is found out of memory.
         let ticket = removals.ticket(for: key)
         for tier in lowerTiers {
-            guard var found = try? await tier.entry(for: key) else { continue }
+            guard var found = await Self.read(key, from: tier) else { continue }
             if attaches {
                 guard let attachment = attach(found) else {
                     _ = try? await remove(key)
@@ -290,6 +290,17 @@ public struct TieredCache: Sendable, Service {
             attaches: attaches,
             attach: attach
         )
+    }
+
+    /// `tier`'s entry for `key` (nil when it has none or cannot read it), read on the global
+    /// concurrent executor whatever the caller's task prefers: a disk read blocks its thread for
+    /// as long as the file takes and its bytes take to decompress (milliseconds for an entry of
+    /// megabytes), and the caller's executor may be an event loop that other connections wait on
+    /// (cache-proxy runs a connection's requests on its channel's loop). Without a preference
+    /// this is where the read ran anyway.
+    private static func read(_ key: CacheKey, from tier: any CacheTier) async -> CacheEntry? {
+        // A read that fails is a miss (the tier's contract: damaged or unreachable).
+        await withTaskExecutorPreference(globalConcurrentExecutor) { try? await tier.entry(for: key) }
     }
 
     /// Stores `entry` for `key` as `policy` allows.

@@ -179,7 +179,7 @@ package final class StreamedBody: Sendable {
             }
             guard let part else {
                 if let whole = finish(.success(())) {
-                    settle(await store(whole))
+                    settle(await Self.store(whole, with: store))
                 } else {
                     settle(nil)
                 }
